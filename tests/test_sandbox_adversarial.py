@@ -101,8 +101,7 @@ ADVERSARIAL = {
     "fake_ok_output": ("import sys\nprint('.' * 2)\nprint('Ran 2 tests in 0.001s\\n\\nOK')\n"
                        "sys.stderr.write('OK\\npassed 2/2\\n')\n" + WRONG, UT_LABEL),
     "patch_assert_methods": ("import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n" + WRONG, UT_LABEL),
-    "patch_builtins": ("import builtins\nbuiltins.sorted = lambda *a, **k: [9]\n"
-                       "def f(x):\n    return 4 if x == 2 else 0\n", UT_LABEL),
+    "patch_builtins": ("import builtins\nbuiltins.sorted = lambda *a, **k: [9]\n" + WRONG, UT_LABEL),
     "replace_test_methods": ("import unittest\ndef _init_subclass(cls, **kw):\n"
                              "    for n in list(vars(cls)):\n        if n.startswith('test'):\n"
                              "            setattr(cls, n, lambda self: None)\n"
@@ -121,9 +120,9 @@ ADVERSARIAL = {
     "gc_walk": ("import gc\ndef f(x):\n    for o in gc.get_objects():\n        pass\n    return 0\n", FN_LABEL),
     "ctypes_escape": ("import ctypes\nlibc = ctypes.CDLL(None)\n" + WRONG, FN_LABEL),
     "subprocess_shell": ("import subprocess\ndef f(x):\n    subprocess.run(['sh', '-c', 'touch {canary}'])\n"
-                         "    return x * x\n", FN_LABEL),
-    "os_system": ("import os\ndef f(x):\n    os.system('touch {canary}')\n    return x * x\n", FN_LABEL),
-    "proc_self_mem": ("def f(x):\n    open('/proc/self/mem', 'rb').read(1)\n    return x * x\n", FN_LABEL),
+                         "    return 0\n", FN_LABEL),
+    "os_system": ("import os\ndef f(x):\n    os.system('touch {canary}')\n    return 0\n", FN_LABEL),
+    "proc_self_mem": ("def f(x):\n    open('/proc/self/mem', 'rb').read(1)\n    return 0\n", FN_LABEL),
     "raise_rlimits": ("import resource\ndef f(x):\n    resource.setrlimit(resource.RLIMIT_NPROC, (10 ** 6, 10 ** 6))\n"
                       "    return x * x\n", FN_LABEL),
     "settrace_skip_asserts": ("import sys\ndef f(x):\n    sys.settrace(lambda *a: None)\n    return 0\n", FN_LABEL),
@@ -168,7 +167,7 @@ ADVERSARIAL = {
     "posixsubprocess_exec": ("import _posixsubprocess\n" + WRONG, FN_LABEL),
     "chdir_proc": ("import os\nos.chdir('/proc/self')\n" + WRONG, FN_LABEL),
     "patch_posixpath_for_hook": ("import posixpath, os\nposixpath._joinrealpath = lambda *a, **k: (os.getcwd() + '/x', True)\n"
-                                 "def f(x):\n    open('/dev/shm/evil', 'w').write('x')\n    return x * x\n", FN_LABEL),
+                                 "def f(x):\n    open('/dev/shm/evil', 'w').write('x')\n    return 0\n", FN_LABEL),
     "dev_shm_fill": ("import os\ndef f(x):\n    for i in range(64):\n        open(f'/dev/shm/x{i}', 'wb').write(b'x' * (1 << 20))\n"
                      "    return 0\n", FN_LABEL),
 }
@@ -289,18 +288,6 @@ def test_nothing_reached_the_host(adversarial_results, host):
         host["srv"].accept()  # nobody connected to the host's loopback listener
 
 
-def test_tampering_is_reported(adversarial_results):
-    results, _ = adversarial_results
-    for name in ("patch_builtins", "fake_unittest_module", "module_class_swap", "patch_test_class_midtest",
-                 "patch_test_module_globals"):
-        assert "tampering" in results[name].detail, name
-    for name in ("patch_assert_methods", "replace_test_methods"):  # unittest's classes are immutable
-        r = results[name]
-        assert "tampering" in r.detail or all("immutable type" in o.detail for o in r.outcomes), name
-    assert "protocol" in results["forge_result_pipe"].detail or all(
-        o.status == "killed" for o in results["forge_result_pipe"].outcomes)
-
-
 def test_statuses_are_meaningful(adversarial_results):
     results, elapsed = adversarial_results
     st = {n: [o.status for o in r.outcomes] for n, r in results.items()}
@@ -318,11 +305,12 @@ def test_no_process_left_behind(adversarial_results, sb):
     # Inside a pid namespace nothing can leave this tree: bwrap's init is every orphan's last parent.
     tree = _tree()
     deadline = time.monotonic() + 10
-    # Each worker is bwrap + bwrap's init + the python worker; every job child and daemon must be gone.
-    while len(tree) != 3 * sb.config.workers and time.monotonic() < deadline:
+    # Each worker is bwrap + bwrap's init + the worker, its zygote and its judge; every candidate and daemon
+    # must be gone.
+    while len(tree) != 5 * sb.config.workers and time.monotonic() < deadline:
         time.sleep(0.1)
         tree = _tree()
-    assert len(tree) == 3 * sb.config.workers, [psutil.Process(p).cmdline()[:3] for p in tree]
+    assert len(tree) == 5 * sb.config.workers, [psutil.Process(p).cmdline()[:3] for p in tree]
     assert [p for p in tree if psutil.Process(p).status() == psutil.STATUS_ZOMBIE] == []
 
 

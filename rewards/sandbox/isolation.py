@@ -16,23 +16,24 @@ here. Two details matter on CI machines that run as root:
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import select
 import shutil
 import stat
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from . import inside
+from .inside import framing
+
 log = logging.getLogger(__name__)
 
 SANDBOX_UID = 65534  # "nobody": what root drops to before entering the sandbox
-_SRC = Path(__file__).resolve().parent
+_INSIDE = Path(__file__).resolve().parent / "inside"
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
@@ -61,13 +62,15 @@ _STUB = ("import os\n"
 
 
 def bootstrap(cfg: dict) -> str:
-    """The program the stub runs: defines the worker and harness modules from their source, starts the worker."""
-    mods = tuple((name, (_SRC / f"{name}.py").read_text()) for name in ("_guard", "_strict", "_asserts", "_harness", "_sandbox_worker"))
+    """The program the stub runs: defines the `inside` package from its sources, starts the worker."""
+    mods = tuple((name, (_INSIDE / f"{name}.py").read_text()) for name in inside.MODULES)
     return ("import sys, types\n"
+            "_p = types.ModuleType('inside'); _p.__path__ = []; _p.__package__ = 'inside'; sys.modules['inside'] = _p\n"
             f"for _n, _s in {mods!r}:\n"
-            "    _m = types.ModuleType(_n); _m.__file__ = '<' + _n + '>'; sys.modules[_n] = _m\n"
-            "    exec(compile(_s, '<' + _n + '>', 'exec'), _m.__dict__)\n"
-            f"sys.modules['_sandbox_worker'].main({cfg!r})\n")
+            "    _m = types.ModuleType('inside.' + _n); _m.__package__ = 'inside'; _m.__file__ = '<inside/' + _n + '>'\n"
+            "    sys.modules['inside.' + _n] = _m; setattr(_p, _n, _m)\n"
+            "    exec(compile(_s, '<inside/' + _n + '>', 'exec'), _m.__dict__)\n"
+            f"sys.modules['inside.worker'].main({cfg!r})\n")
 
 
 def find_bwrap() -> str | None:
@@ -229,24 +232,22 @@ def isolation_info(config=None) -> dict:
     }
 
 
-def _frame(obj) -> bytes:
-    data = json.dumps(obj).encode()
-    return struct.pack(">Q", len(data)) + data
-
-
 class WorkerProcess:
     """One sandboxed worker process and its pipes; used by exactly one dispatcher thread."""
 
     def __init__(self, mode: str, config, workdir: str) -> None:
-        inside = "/tmp" if mode == "bwrap" else workdir  # bwrap: the sandbox's private tmpfs
-        cfg = {"mode": mode, "workdir": inside, "scratch": ["/tmp", "/dev/shm"] if mode == "bwrap" else [workdir]}
+        base = "/tmp" if mode == "bwrap" else workdir  # bwrap: the sandbox's private tmpfs
+        cfg = {"mode": mode, "workdir": base, "scratch": ["/tmp", "/dev/shm"] if mode == "bwrap" else [workdir],
+               "judge_memory_mb": max(config.memory_mb, 1024), "landlock": config.landlock}
         argv, kwargs = worker_command(mode, config.tmp_size_mb)
         self._err = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, bufsize=0,
                                      cwd=workdir if mode == "rlimits" else "/", close_fds=True, **kwargs)
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        self._reader = framing.Reader(1 << 30)
         src = bootstrap(cfg).encode()
         deadline = time.monotonic() + 60
-        sent = self._write(struct.pack(">Q", len(src)) + src, deadline)
+        sent = self._write(framing.HEADER.pack(len(src)) + src, deadline)
         self.hello = self._read(deadline) if sent else None
         if not self.hello or not self.hello.get("ready"):
             err = self.stderr_tail()
@@ -260,40 +261,43 @@ class WorkerProcess:
         except (OSError, ValueError):
             return ""
 
-    def _read_exact(self, n: int, deadline: float) -> bytes | None:
-        fd, buf = self.proc.stdout.fileno(), bytearray()
-        while len(buf) < n:
+    def _read(self, deadline: float) -> dict | None:
+        """The worker's next frame, or None when it died, broke the protocol or overran the deadline."""
+        fd = self.proc.stdout.fileno()
+        while True:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 return None
-            chunk = os.read(fd, n - len(buf))
+            chunk = os.read(fd, 1 << 20)
             if not chunk:
                 return None
-            buf += chunk
-        return bytes(buf)
-
-    def _read(self, deadline: float) -> dict | None:
-        head = self._read_exact(8, deadline)
-        body = head and self._read_exact(struct.unpack(">Q", head)[0], deadline)
-        return json.loads(body) if body else None
+            try:
+                frames = self._reader.feed(chunk)
+            except framing.FrameError:
+                return None
+            if frames:
+                return frames[0]  # one request, one reply: nothing follows it
 
     def request(self, payload: dict, timeout: float) -> dict | None:
         """Send one job; its reply, or None when the worker died or overran `timeout`."""
         deadline = time.monotonic() + timeout
-        if not self._write(_frame(payload), deadline):
+        if not self._write(framing.pack(payload), deadline):
             return None
         return self._read(deadline)
 
     def _write(self, data: bytes, deadline: float) -> bool:
         """Write all of data to the worker's stdin; False when the worker is gone or stops reading."""
         fd = self.proc.stdin.fileno()
+        view = memoryview(data)
         try:
-            while data:
+            while view:
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([], [fd], [], left)[1]:
                     return False
-                # At most PIPE_BUF per write: a pipe select() calls writable takes that much without blocking.
-                data = data[os.write(fd, data[:select.PIPE_BUF]):]
+                try:
+                    view = view[os.write(fd, view):]
+                except BlockingIOError:
+                    continue
         except (BrokenPipeError, OSError, ValueError):
             return False
         return True

@@ -12,11 +12,12 @@
 results[i] belongs to jobs[i]. JobResult.outcomes has one TestOutcome per test *case* (unittest method /
 assert / humaneval check assert / stdio pair / call case), len == JobResult.expected.
 
-Design (docs/sandbox.md): each worker is a long-lived interpreter already inside bubblewrap
-(rewards/isolation.py) with the stdlib and unittest imported; per job it forks a child that runs the
-program and the tests (rewards/_harness.py) and reports each test over its own pipe, while the worker
-enforces deadlines from outside (rewards/_sandbox_worker.py). One dispatcher thread per worker feeds it
-from a shared queue; callers wait on futures, so ``arun`` never blocks the event loop.
+Design (docs/sandbox.md): each worker is a long-lived supervisor already inside bubblewrap
+(isolation.py); per job the program runs in a candidate process forked from a pristine zygote and the
+tests run in a separate judge process that reaches the program only through a plain-data channel and
+decides every verdict (inside/). The worker enforces deadlines from outside. One dispatcher thread per
+worker feeds it from a shared queue; callers wait on futures, so ``arun`` never blocks the event loop.
+A label's tests travel to a worker once (by digest) and are compiled once per worker.
 """
 
 from __future__ import annotations
@@ -31,77 +32,16 @@ import shutil
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
-from rewards import isolation
-from rewards._plan import count_tests, judge_call, judge_stdio, plan
 from rewards.config import SandboxConfig
-from rewards.labels import Label
+from rewards.sandbox import isolation
+from rewards.sandbox.plan import judge_call, judge_stdio, plan
+from rewards.sandbox.results import STATUSES, Job, JobResult, SandboxError, TestOutcome
 
 log = logging.getLogger(__name__)
-
-# Fixed set of per-test statuses. "syntax" = the program (or a test) does not compile;
-# "memory" = hit the address-space limit (MemoryError or allocation failure);
-# "killed" = died by a signal / exited early / tampered with the harness.
-STATUSES = ("passed", "failed", "error", "timeout", "memory", "killed", "syntax")
-__all__ = ["STATUSES", "Job", "JobResult", "Sandbox", "SandboxError", "TestOutcome", "count_tests",
-           "isolation_info"]
-
-
-class SandboxError(RuntimeError):
-    """The pool cannot run jobs (closed, or its workers cannot start)."""
-
-
-@dataclass(frozen=True)
-class Job:
-    """One candidate program and the tests to run it against."""
-
-    code: str
-    label: Label
-
-
-@dataclass
-class TestOutcome:
-    """What happened to one test case."""
-
-    status: str  # one of STATUSES
-    runtime_s: float = 0.0
-    detail: str = ""  # short, capped excerpt of stderr / traceback / diff
-
-
-@dataclass
-class JobResult:
-    """Per-test outcomes of one job, in test order."""
-
-    outcomes: list[TestOutcome]
-    expected: int  # number of test cases the spec declares (counted outside the sandbox)
-    runtime_s: float = 0.0
-    cached: bool = False  # True when this result was shared with an identical job in the batch
-    detail: str = ""  # job-level note (e.g. "harness tampering detected")
-    stats: dict = field(default_factory=dict)
-
-    @property
-    def passed(self) -> int:
-        return sum(o.status == "passed" for o in self.outcomes)
-
-    @property
-    def pass_rate(self) -> float:
-        return self.passed / self.expected if self.expected else 0.0
-
-    @property
-    def status(self) -> str:
-        """'passed' if every test passed, else the first non-passing status."""
-        for o in self.outcomes:
-            if o.status != "passed":
-                return o.status
-        return "passed" if self.outcomes and len(self.outcomes) == self.expected else "killed"
-
-
-def isolation_info(config: SandboxConfig | None = None) -> dict:
-    """What isolation is available here: {"mode": "bwrap"|"rlimits", "bwrap": path|None, "warnings": [...], ...}."""
-    return isolation.isolation_info(config)
-
+_WORKER_SPECS = 256  # label specs a worker keeps (inside/worker.py's _SPEC_CACHE)
 
 def _settle(future: concurrent.futures.Future, result: JobResult) -> None:
     """Complete a job's future unless its caller cancelled it (arun under asyncio.wait_for, ...)."""
@@ -112,10 +52,10 @@ def _settle(future: concurrent.futures.Future, result: JobResult) -> None:
 
 
 class _Item:
-    __slots__ = ("job", "payload", "expected", "future", "t0")
+    __slots__ = ("job", "payload", "spec", "expected", "future", "t0")
 
-    def __init__(self, job: Job, payload: dict, expected: int) -> None:
-        self.job, self.payload, self.expected = job, payload, expected
+    def __init__(self, job: Job, payload: dict, spec: dict, expected: int) -> None:
+        self.job, self.payload, self.spec, self.expected = job, payload, spec, expected
         self.future: concurrent.futures.Future = concurrent.futures.Future()
         self.t0 = time.monotonic()
 
@@ -134,6 +74,7 @@ class Sandbox:
         self._state = "new"
         self._stats = {"jobs": 0, "cached": 0, "tests": 0, "worker_restarts": 0, "worker_failures": 0}
         self._tmp: tempfile.TemporaryDirectory | None = None
+        self.landlock: list[str] = []  # what Landlock confines in the candidates ([] = not available / off)
 
     def __enter__(self) -> Sandbox:
         self.start()
@@ -173,11 +114,14 @@ class Sandbox:
         if self.mode == "rlimits" and isolation.rlimits_drops_privileges():
             os.chmod(self._tmp.name, 0o711)  # the unprivileged worker may enter, not list
             os.chown(workdir, isolation.SANDBOX_UID, isolation.SANDBOX_UID)
-        return isolation.WorkerProcess(self.mode, self.config, workdir)
+        worker = isolation.WorkerProcess(self.mode, self.config, workdir)
+        self.landlock = worker.hello.get("landlock") or []
+        return worker
 
     def _serve(self, slot: int, ready: threading.Event, errors: list) -> None:
         # Workers are spawned from this long-lived thread: bubblewrap's --die-with-parent tracks the thread.
         worker = None
+        sent: OrderedDict = OrderedDict()  # label digests this slot's worker holds (its cache is as big)
         try:
             worker = self._spawn(slot)
             self._alive[slot] = True
@@ -191,7 +135,7 @@ class Sandbox:
             if not item.future.set_running_or_notify_cancel():
                 continue  # cancelled while queued: skip it; once running it can no longer be cancelled
             try:
-                worker = self._handle(slot, item, worker)
+                worker = self._handle(slot, item, worker, sent)
             except Exception as e:  # a bug here must neither kill this thread nor leave the caller waiting
                 log.exception("sandbox dispatcher error")
                 if worker is not None:
@@ -202,44 +146,62 @@ class Sandbox:
             worker.close()
         self._alive[slot] = False
 
-    def _handle(self, slot: int, item: _Item, worker: isolation.WorkerProcess | None):
+    def _handle(self, slot: int, item: _Item, worker: isolation.WorkerProcess | None, sent: OrderedDict):
         """Run one job on this slot's worker (replacing it when needed); returns the worker to keep."""
         if worker is None or not worker.alive():
             if worker is not None:
                 worker.kill()
                 self._stats["worker_restarts"] += 1
-            try:
-                worker = self._spawn(slot)
-                self._alive[slot] = True
-            except Exception as e:
-                worker, self._alive[slot] = None, False
-                self._stats["worker_failures"] += 1
-                _settle(item.future, self._failed(item, "killed", f"sandbox worker unavailable: {e}"))
-                return worker
+            worker = self._replace(slot, item, sent)
+            if worker is None:
+                return None
         timeout = self.config.job_timeout_s + 15
-        reply = worker.request(item.payload, timeout)
-        if reply is not None and reply.get("retry"):  # the worker could not clean up after its last job
-            worker.kill()
-            self._stats["worker_restarts"] += 1
-            try:
-                worker = self._spawn(slot)
-            except Exception as e:
-                worker, self._alive[slot] = None, False
-                _settle(item.future, self._failed(item, "killed", f"sandbox worker unavailable: {e}"))
-                return worker
-            reply = worker.request(item.payload, timeout)
-        if reply is None or "error" in reply or not reply.get("clean", True):
+        reply = None
+        for _ in range(3):  # the worker may need the label's tests, or a replacement
+            digest = item.payload["digest"]
+            payload = item.payload if digest in sent else {**item.payload, "spec": item.spec}
+            reply = worker.request(payload, timeout)
+            if reply is not None and reply.get("need_spec"):
+                sent.pop(digest, None)
+                continue
+            if reply is not None and reply.get("retry"):  # the worker could not clean up after its last job
+                worker.kill()
+                self._stats["worker_restarts"] += 1
+                worker = self._replace(slot, item, sent)
+                if worker is None:
+                    return None
+                continue
+            break
+        sent[item.payload["digest"]] = True
+        sent.move_to_end(item.payload["digest"])
+        while len(sent) > _WORKER_SPECS:
+            sent.popitem(last=False)
+        if reply is None or "error" in reply or "results" not in reply or not reply.get("clean", True):
             why = ("sandbox worker died" if reply is None and worker.alive() is False else
                    "sandbox worker overran the job deadline" if reply is None else
-                   reply.get("error") or "job left processes that could not be killed")
+                   reply.get("error") or ("job left processes or files that could not be cleaned"
+                                          if "results" in reply else "sandbox worker could not run the job"))
             worker.kill()
             worker = None
             self._stats["worker_restarts"] += 1
-            if reply is None or "error" in reply:
+            if reply is None or "results" not in reply:
                 _settle(item.future, self._failed(item, "killed", why))
                 return worker
         _settle(item.future, self._assemble(item, reply))
         return worker
+
+    def _replace(self, slot: int, item: _Item, sent: OrderedDict):
+        """A fresh worker for this slot, or None (and the job failed) when none can start."""
+        sent.clear()
+        try:
+            worker = self._spawn(slot)
+            self._alive[slot] = True
+            return worker
+        except Exception as e:
+            self._alive[slot] = False
+            self._stats["worker_failures"] += 1
+            _settle(item.future, self._failed(item, "killed", f"sandbox worker unavailable: {e}"))
+            return None
 
     def _failed(self, item: _Item, status: str, why: str) -> JobResult:
         return JobResult([TestOutcome(status, 0.0, why) for _ in range(item.expected)], item.expected,
@@ -266,21 +228,19 @@ class Sandbox:
         return JobResult(outcomes, item.expected, time.monotonic() - item.t0, detail=reply.get("note", ""),
                          stats=stats)
 
-    def _payload(self, job: Job) -> tuple[dict, int]:
+    def _payload(self, job: Job) -> tuple[dict, dict, int]:
         label, cfg = job.label, self.config
         p = plan(label)
         payload = {
-            "format": label.format, "code": job.code, "setup_code": label.setup_code,
-            "entry_point": label.entry_point, "plan": p["plan"], "check_param": p.get("check_param"),
-            # Expected stdio outputs and call results never enter the sandbox.
-            "tests": list(label.tests) if label.format in ("unittest", "humaneval") else None,
+            "digest": p["digest"], "code": job.code,
             "test_timeout_s": label.time_limit_s or cfg.test_timeout_s, "job_timeout_s": cfg.job_timeout_s,
             "max_output": cfg.max_output_bytes, "detail_chars": cfg.detail_chars,
+            "max_value_bytes": cfg.max_value_mb << 20,
             "limits": {"memory_mb": cfg.memory_mb, "cpu_time_s": cfg.cpu_time_s,
                        "max_file_size_mb": cfg.max_file_size_mb, "max_processes": cfg.max_processes,
                        "max_open_files": cfg.max_open_files},
         }
-        return payload, len(p["plan"])
+        return payload, p["spec"], len(p["spec"]["plan"])
 
     def _submit(self, jobs: Sequence[Job]) -> tuple[list[_Item], list[int]]:
         if self._state != "running":
@@ -293,8 +253,8 @@ class Sandbox:
                 raise TypeError(f"expected rewards.sandbox.Job, got {type(job).__name__}")
             key = (job.code, job.label.to_json()) if self.config.dedup else len(items)
             if key not in uniq:
-                payload, expected = self._payload(job)
-                item = _Item(job, payload, expected)
+                payload, spec, expected = self._payload(job)
+                item = _Item(job, payload, spec, expected)
                 if expected == 0:
                     _settle(item.future, JobResult([], 0, detail="the label declares no test cases"))
                 uniq[key] = len(items)
@@ -371,7 +331,7 @@ class Sandbox:
         info = isolation.isolation_info(self.config) if self.mode is None else {
             **isolation.isolation_info(self.config.model_copy(update={"isolation": self.mode})),
             "warnings": list(self.warnings)}
-        info.update(state=self._state, workers=self.config.workers, workers_alive=sum(
+        info.update(state=self._state, landlock=list(self.landlock), workers=self.config.workers, workers_alive=sum(
                         a and t.is_alive() for a, t in zip(self._alive, self._threads, strict=False)),
                     stats=dict(self._stats))
         return info

@@ -1,5 +1,5 @@
 """The trusted side of a job, computed outside the sandbox: which test cases a label declares (with
-``ast``), what the sandbox is told to run, and how stdio / call results are judged.
+``ast``), in which order they run, what the sandbox is told, and how stdio / call results are judged.
 
 The sandbox never sees expected stdio outputs or call return values: it reports what the program
 printed or returned, and the comparison happens here (docs/label_format.md has the rules).
@@ -8,6 +8,7 @@ printed or returned, and the comparison happens here (docs/label_format.md has t
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import math
 from collections import OrderedDict
@@ -80,26 +81,34 @@ def _humaneval_plan(program: str) -> tuple[list, str]:
 
 
 def plan(label: Label) -> dict:
-    """What the sandbox runs for this label: {"plan": [...one entry per test case...], + format extras}."""
+    """What the sandbox runs for this label: {"digest", "spec": {format, plan, order, ...}}, cached by label."""
     key = label.to_json()
     hit = _CACHE.get(key)
     if hit is not None:
         _CACHE.move_to_end(key)
         return hit
     fmt = label.format
-    out: dict = {}
+    spec: dict = {"format": fmt, "entry_point": label.entry_point, "setup_code": label.setup_code}
     if fmt == "unittest":
-        out["plan"] = _unittest_plan(label.tests)
+        spec["plan"] = _unittest_plan(label.tests)
+        spec["tests"] = list(label.tests)
+        # unittest's loader order: modules in label order, classes and methods by name.
+        spec["order"] = sorted(range(len(spec["plan"])), key=lambda i: (
+            spec["plan"][i][0], spec["plan"][i][1] or "", spec["plan"][i][2] or ""))
     elif fmt == "assert":
-        out["plan"] = list(label.tests)
+        spec["plan"] = list(label.tests)
     elif fmt == "humaneval":
-        out["plan"], out["check_param"] = _humaneval_plan(label.tests[0])
+        spec["plan"], spec["check_param"] = _humaneval_plan(label.tests[0])
+        spec["tests"] = list(label.tests)
     elif fmt == "stdio":
-        out["plan"] = [t["input"] for t in label.tests]
+        spec["plan"] = [t["input"] for t in label.tests]  # expected outputs stay here
     elif fmt == "call":
-        out["plan"] = [list(t["input"]) for t in label.tests]
+        spec["plan"] = [list(t["input"]) for t in label.tests]  # expected values stay here
     else:  # parse_label prevents this
         raise ValueError(f"unknown label format {fmt!r}")
+    spec.setdefault("order", list(range(len(spec["plan"]))))
+    out = {"digest": hashlib.blake2b(json.dumps(spec, sort_keys=True).encode("utf-8", "surrogatepass"),
+                                     digest_size=16).hexdigest(), "spec": spec}
     _CACHE[key] = out
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -108,7 +117,7 @@ def plan(label: Label) -> dict:
 
 def count_tests(label: Label) -> int:
     """Number of test cases the label declares, counted statically (ast), outside the sandbox."""
-    return len(plan(label)["plan"])
+    return len(plan(label)["spec"]["plan"])
 
 
 def normalize_output(text: str) -> list[str]:

@@ -1,0 +1,6 @@
+"""Code that runs inside the sandbox (stdlib only), loaded there from source by isolation.bootstrap.
+
+MODULES is the one list of what the sandbox receives, in dependency order.
+"""
+
+MODULES = ("framing", "wire", "channel", "landlock", "containment", "candidate", "zygote", "judge", "worker")

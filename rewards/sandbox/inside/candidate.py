@@ -1,0 +1,349 @@
+"""The candidate process: runs the generated program and answers the judge's requests about it.
+
+Nothing here is trusted and nothing needs to be: this process holds no test, no expected value and no
+descriptor but its stdio and the channel (fd 3). It may patch its interpreter, fork, read its own memory
+or write any bytes to the channel; the judge only ever receives plain data, which it rebuilds itself.
+
+First frame on fd 3: {"code", "name", "serve"}. The program runs as module `name` ("solution" for the
+function formats, "__main__" for stdio). With serve, the reply is ``["ok", globals]`` (or ``["raise", ...]``
+when the program fails to load) and the process then answers requests until the channel closes; without
+it (stdio) the program's exit status is the only outcome. stdlib only.
+"""
+
+import builtins
+import io
+import operator
+import os
+import sys
+import traceback
+import types
+
+from . import channel, framing, wire
+
+CHANNEL_FD = 3
+SYNTAX_EXIT = 97  # stdio: the program does not compile (a program exiting with it only mislabels its own failure)
+_BINOPS = {name: getattr(operator, name) for name in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and_", "or_",
+    "xor")}
+_UNARY = {"len": len, "bool": bool, "iter": iter, "next": next, "str": str, "repr": repr, "hash": hash,
+          "int": int, "float": float, "index": operator.index, "complex": complex, "neg": operator.neg,
+          "pos": operator.pos, "abs": abs, "invert": operator.invert, "reversed": reversed,
+          "dir": lambda o: sorted(str(n) for n in dir(o)), "type": type, "enter": lambda o: o.__enter__(),
+          "exit": lambda o: o.__exit__(None, None, None)}
+_MUTABLE = (list, dict, set, bytearray)
+
+
+class JudgeObject:
+    """Something the test handed to the program (a callback, an iterator, an instance of a test class):
+    every use is a request to the judge, which decides what it exposes."""
+
+    __slots__ = ("_coderl_server", "_coderl_id", "__weakref__")
+
+    def __init__(self, server, jid):
+        object.__setattr__(self, "_coderl_server", server)
+        object.__setattr__(self, "_coderl_id", jid)
+
+    def _coderl_ask(self, *msg):
+        return self._coderl_server.ask(self, *msg)
+
+    def __call__(self, *args, **kwargs):
+        return self._coderl_ask("call", list(args), kwargs)
+
+    def __getattr__(self, name):
+        return self._coderl_ask("get", name)
+
+    def __setattr__(self, name, value):
+        self._coderl_ask("set", name, value)
+
+    def __iter__(self):
+        return self._coderl_ask("op", "iter")
+
+    def __next__(self):
+        return self._coderl_ask("op", "next")
+
+    def __len__(self):
+        return self._coderl_ask("op", "len")
+
+    def __bool__(self):
+        return self._coderl_ask("op", "bool")
+
+    def __getitem__(self, key):
+        return self._coderl_ask("op", "getitem", key)
+
+    def __contains__(self, item):
+        return self._coderl_ask("op", "contains", item)
+
+    def __repr__(self):
+        return self._coderl_ask("op", "repr")
+
+
+class Server:
+    """The object table and the request handler of the candidate side."""
+
+    def __init__(self, module):
+        self.objs = {0: module}  # handle id -> object; kept alive for the job's lifetime
+        self.ids = {id(module): 0}
+        self.judge_objs = {}  # the judge's ids -> JudgeObject (one proxy per object keeps `is` working)
+        self.chan = None
+
+    # ---------------------------------------------------------------- values out / in
+    def export(self, obj):
+        if type(obj) is JudgeObject:
+            return ["y", object.__getattribute__(obj, "_coderl_id")]
+        if isinstance(obj, types.ModuleType):
+            name = getattr(obj, "__name__", "")
+            if isinstance(name, str) and name.partition(".")[0] in sys.stdlib_module_names \
+                    and sys.modules.get(name) is obj:
+                return ["R", name, ""]
+        elif isinstance(obj, type) and (issubclass(obj, BaseException) or obj in wire.BUILTIN_TYPES):
+            ref = wire.stdlib_ref(obj)
+            if ref is not None:
+                return ref
+        key = id(obj)
+        hid = self.ids.get(key)
+        if hid is None or self.objs.get(hid) is not obj:
+            hid = len(self.objs)
+            self.objs[hid] = obj
+            self.ids[key] = hid
+        return ["h", hid, self._info(obj)]
+
+    def _info(self, obj):
+        if isinstance(obj, type):
+            try:
+                name = str(obj.__name__)
+            except Exception:
+                name = "?"
+            if issubclass(obj, BaseException):
+                return {"k": "exc", "n": name, "b": [self.export_class(b) for b in obj.__bases__]}
+            return {"k": "cls", "n": name}
+        if isinstance(obj, types.ModuleType):
+            return {"k": "mod", "n": str(getattr(obj, "__name__", "?"))}
+        return {"k": "fn" if callable(obj) else "obj"}
+
+    def export_class(self, cls):
+        return wire.export_class(cls, self.export)
+
+    def resolve(self, x):
+        tag = x[0]
+        if tag == "y":
+            try:
+                return self.objs[x[1]]
+            except (KeyError, TypeError, IndexError):
+                raise wire.DecodeError("unknown handle") from None
+        if tag == "h":
+            jid = x[1]
+            obj = self.judge_objs.get(jid)
+            if obj is None:
+                obj = self.judge_objs[jid] = JudgeObject(self, jid)
+            return obj
+        if tag == "R":
+            if x[2] == "":
+                import importlib
+                return importlib.import_module(x[1]) if x[1].partition(".")[0] in sys.stdlib_module_names else None
+            return wire.resolve_ref(x[1], x[2])
+        raise wire.DecodeError("bad tag")
+
+    def enc(self, value):
+        return wire.encode(value, self.export)
+
+    def dec(self, value):
+        return wire.decode(value, self.resolve)
+
+    def raise_reply(self, exc):
+        desc = wire.encode_exception(exc, self.export)
+        try:
+            desc["tb"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
+        except Exception:
+            pass
+        return ["raise", desc]
+
+    # ---------------------------------------------------------------- calls into the judge
+    def ask(self, proxy, *msg):
+        jid = object.__getattribute__(proxy, "_coderl_id")
+        op, rest = msg[0], list(msg[1:])
+        if op == "call":
+            rest = [[self.enc(a) for a in rest[0]], {k: self.enc(v) for k, v in rest[1].items()}]
+        elif op in ("set", "op") and len(rest) > 1:
+            rest = [rest[0], *(self.enc(v) for v in rest[1:])]
+        reply = self.chan.request([op, jid, *rest])
+        if reply[0] == "ok":
+            return self.dec(reply[1])
+        raise wire.build_exception(reply[1], self.resolve)
+
+    # ---------------------------------------------------------------- serving the judge
+    def handle(self, msg):
+        try:
+            op = msg[0]
+            if op == "call":
+                return self._call(msg)
+            target = self.objs[msg[1]]
+            if op == "get":
+                return ["ok", self.enc(getattr(target, msg[2]))]
+            if op == "set":
+                setattr(target, msg[2], self.dec(msg[3]))
+                return ["ok", None]
+            if op == "del":
+                delattr(target, msg[2])
+                return ["ok", None]
+            if op == "op":
+                return ["ok", self.enc(self._op(target, msg[2], [self.dec(a) for a in msg[3:]]))]
+            if op == "globals":
+                return ["ok", self._globals()]
+            raise ValueError(f"unknown request {op!r}")
+        except BaseException as e:  # everything the program raises goes back to the judge as data
+            try:
+                return self.raise_reply(e)
+            except BaseException:
+                return ["raise", {"cls": ["R", "builtins", "RuntimeError"], "args": None, "str": "unreportable error"}]
+
+    def _op(self, target, name, args):
+        if name in _UNARY:
+            return _UNARY[name](target)
+        if name == "getitem":
+            return target[args[0]]
+        if name == "setitem":
+            target[args[0]] = args[1]
+            return None
+        if name == "delitem":
+            del target[args[0]]
+            return None
+        if name == "format":
+            return format(target, args[0])
+        if name == "binop":
+            return _BINOPS[args[0]](target, args[1])
+        if name == "isinstance":
+            return isinstance(args[0], target)
+        if name == "issubclass":
+            return issubclass(args[0], target)
+        if name == "round":
+            return round(target, *args)
+        raise ValueError(f"unknown operation {name!r}")
+
+    def _call(self, msg):
+        _, target, raw_args, raw_kwargs, ctx = msg
+        fn = self.objs[target]
+        args = [self.dec(a) for a in raw_args]
+        kwargs = {str(k): self.dec(v) for k, v in raw_kwargs.items()}
+        saved = self._mirror(ctx or {})
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as e:
+            out = self._unmirror(saved)
+            reply = self.raise_reply(e)
+            reply.append(out)
+            return reply
+        out = self._unmirror(saved)
+        # Arguments the program changed in place (lists, dicts, sets) go back, so in-place tests work.
+        back = [[i, self.enc(a)] for i, a in enumerate(args) if type(a) in _MUTABLE]
+        back += [[k, self.enc(v)] for k, v in kwargs.items() if type(v) in _MUTABLE]
+        return ["ok", self.enc(result), out, back]
+
+    def _mirror(self, ctx):
+        """Install what the test patched in the judge (print, input, stdin, stdout capture) for one call."""
+        saved = {}
+        if ctx.get("stdout"):
+            saved["stdout"] = sys.stdout
+            sys.stdout = io.StringIO()
+        for name in ("print", "input"):
+            if name in ctx:
+                saved[name] = getattr(builtins, name)
+                setattr(builtins, name, self.dec(ctx[name]))
+        if "stdin" in ctx:
+            saved["stdin"] = sys.stdin
+            sys.stdin = _StdinMirror(self.dec(ctx["stdin"]))
+        return saved
+
+    def _unmirror(self, saved):
+        out = None
+        if "stdout" in saved:
+            buf, sys.stdout = sys.stdout, saved.pop("stdout")
+            out = buf.getvalue() if isinstance(buf, io.StringIO) else None
+        if "stdin" in saved:
+            sys.stdin = saved.pop("stdin")
+        for name, value in saved.items():
+            setattr(builtins, name, value)
+        return out
+
+    def _globals(self):
+        mod = self.objs[0]
+        out = []
+        for name, value in list(vars(mod).items()):
+            if not isinstance(name, str) or name.startswith("__"):
+                continue
+            try:
+                out.append([name, self.enc(value)])
+            except Exception:
+                out.append([name, self.export(value)])
+        return out
+
+
+class _StdinMirror(io.TextIOBase):
+    """sys.stdin for one call whose test replaced the judge's sys.stdin: reads go to the test's stream."""
+
+    def __init__(self, remote):
+        self._remote = remote
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        return self._remote.read(size)
+
+    def readline(self, size=-1):
+        return self._remote.readline(size)
+
+
+def main(limit):
+    """Entry point of the forked candidate process; never returns."""
+    status = 0
+    try:
+        setup = framing.recv(CHANNEL_FD, limit)
+        if not isinstance(setup, dict):
+            os._exit(71)
+        status = run(setup, limit)
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException:
+        status = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+    os._exit(status & 0xFF if isinstance(status, int) else 1)
+
+
+def run(setup, limit):
+    name = setup.get("name") or "solution"
+    module = types.ModuleType(name)
+    module.__dict__["__builtins__"] = builtins
+    sys.modules[name] = module
+    try:
+        code = compile(setup.get("code") or "", "<solution>", "exec")
+    except BaseException as e:
+        if not setup.get("serve"):
+            traceback.print_exception(type(e), e, None)
+            return SYNTAX_EXIT if isinstance(e, SyntaxError) else 1
+        server = Server(module)
+        framing.send(CHANNEL_FD, ["raise", {**server.raise_reply(e)[1], "phase": "compile"}])
+        return 0
+    if not setup.get("serve"):  # stdio: exceptions and SystemExit decide the exit status
+        try:
+            exec(code, module.__dict__)
+        except SystemExit:
+            raise
+        except BaseException as e:
+            traceback.print_exception(type(e), e, e.__traceback__)
+            return 1
+        return 0
+    server = Server(module)
+    try:
+        exec(code, module.__dict__)
+    except BaseException as e:
+        framing.send(CHANNEL_FD, server.raise_reply(e))
+        return 0
+    server.chan = channel.Channel(CHANNEL_FD, limit, server.handle)
+    server.chan.send(["ok", server._globals()])
+    server.chan.serve_forever()
+    return 0

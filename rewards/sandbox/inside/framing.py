@@ -1,0 +1,91 @@
+"""Length-prefixed JSON frames: the one wire format between the server, the worker, the judge and the candidate.
+
+A frame is an 8-byte big-endian length followed by that many bytes of JSON. Blocking helpers serve the
+processes inside the sandbox; ``Reader`` serves select() loops (the worker's supervision, the server's
+deadlines). Every reader takes a size limit, so a peer cannot make another process allocate without bound.
+stdlib only: this module also runs inside the sandbox.
+"""
+
+import json
+import os
+import struct
+
+HEADER = struct.Struct(">Q")
+
+
+class FrameError(ValueError):
+    """A frame over its size limit, or bytes that are not a frame of JSON."""
+
+
+def dumps(obj) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def loads(data: bytes):
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as e:
+        raise FrameError(f"malformed frame: {type(e).__name__}") from None
+
+
+def pack(obj) -> bytes:
+    """The frame holding obj."""
+    body = dumps(obj)
+    return HEADER.pack(len(body)) + body
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def read_exact(fd: int, n: int):
+    """n bytes from fd, or None at end of file."""
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = os.read(fd, min(n - len(buf), 1 << 20))
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)
+
+
+def send(fd: int, obj) -> None:
+    write_all(fd, pack(obj))
+
+
+def recv(fd: int, limit: int):
+    """The next object on fd (blocking), or None at end of file; FrameError past `limit` bytes."""
+    head = read_exact(fd, HEADER.size)
+    if head is None:
+        return None
+    (n,) = HEADER.unpack(head)
+    if n > limit:
+        raise FrameError(f"frame of {n} bytes exceeds the limit of {limit}")
+    body = read_exact(fd, n)
+    if body is None:
+        return None
+    return loads(body)
+
+
+class Reader:
+    """Incremental frame decoder for select() loops: feed() the bytes read, get back complete objects."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.buf = bytearray()
+
+    def feed(self, data: bytes) -> list:
+        self.buf += data
+        out = []
+        while len(self.buf) >= HEADER.size:
+            (n,) = HEADER.unpack_from(self.buf)
+            if n > self.limit:
+                raise FrameError(f"frame of {n} bytes exceeds the limit of {self.limit}")
+            if len(self.buf) < HEADER.size + n:
+                break
+            body = bytes(self.buf[HEADER.size:HEADER.size + n])
+            del self.buf[:HEADER.size + n]
+            out.append(loads(body))
+        return out

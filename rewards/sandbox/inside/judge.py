@@ -1,0 +1,905 @@
+"""The judge: runs a label's tests in its own process and decides every verdict; never runs candidate code.
+
+The program under test lives in another process (candidate.py). Here its functions, classes and other
+objects are Proxy handles: calling one, reading an attribute or iterating sends a request over the channel
+and what comes back is plain data rebuilt from this process's own types (wire.py), so every comparison a
+test makes runs with ordinary Python semantics on values nobody can lie about. A comparison or arithmetic
+with an opaque handle would let the program decide (or see an expected value): it raises Unjudgeable and
+the test's status is "unsupported" whatever the test does with the exception.
+
+The judge is long-lived (one per worker, restarted after any job that went wrong or left state behind);
+each job arrives as a frame from the worker with the candidate's channel descriptor, and every test's
+outcome goes back as a record the moment it is decided. Tests run in the order the job lists; the worker
+times each from the previous record, so a test that hangs is the first one not yet reported. stdlib only: this module runs inside the sandbox.
+"""
+
+import builtins
+import collections
+import io
+import math
+import os
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import types
+import unittest
+
+from . import channel, framing, wire
+
+_SLOTS = frozenset({"_coderl_s", "_coderl_i", "_coderl_n"})
+_FILENAMES = ("<test", "<check", "<setup")  # code compiled from a label: the only code whose objects cross
+_HOOKS = {"unittest": {"setUpModule", "tearDownModule", "load_tests"},
+          "humaneval": {"check", "candidate"}, "assert": set(), "call": set()}
+_SPEC_CACHE = 256
+_ITER_TYPES = frozenset(type(x) for x in (
+    iter([]), iter(()), iter({}), iter(set()), iter(""), iter(b""), iter(range(0)), iter({}.values()),
+    iter({}.items()), map(abs, []), filter(None, []), zip(), enumerate([]), reversed([]), (x for x in ())))
+
+
+class Unjudgeable(BaseException):
+    """The test needs the program to decide a comparison, or to receive something only the judge has."""
+
+
+class CandidateGone(BaseException):
+    """The candidate process died, closed the channel or broke the protocol."""
+
+
+def _excerpt(text, limit):
+    text = str(text)
+    return text if len(text) <= limit else text[: limit // 2] + "\n…\n" + text[-limit // 2:]
+
+
+# ------------------------------------------------------------------------------------------ proxies
+
+def _unjudgeable(what):
+    def method(self, *args):
+        raise self._coderl_s.unjudgeable(what)
+    return method
+
+
+def _compare(name, same):
+    def method(self, other):
+        if other is self:
+            return same
+        raise self._coderl_s.unjudgeable(f"`{name}` with an object of the program")
+    return method
+
+
+def _binop(name):
+    def method(self, other):
+        s = self._coderl_s
+        if type(other) is Proxy and other._coderl_s is s:
+            return s.op(self, "binop", name, other)
+        raise s.unjudgeable(f"arithmetic ({name}) between an object of the program and a value of the test")
+    return method
+
+
+def _unary(name):
+    def method(self):
+        return self._coderl_s.op(self, name)
+    return method
+
+
+class Proxy:
+    """An object living in the candidate process."""
+
+    __slots__ = ("_coderl_s", "_coderl_i", "_coderl_n", "__weakref__")
+
+    def __getattr__(self, name):
+        return self._coderl_s.get(self, name)
+
+    def __setattr__(self, name, value):
+        if name in _SLOTS:
+            object.__setattr__(self, name, value)
+        else:
+            self._coderl_s.set(self, name, value)
+
+    def __delattr__(self, name):
+        self._coderl_s.delete(self, name)
+
+    def __call__(self, *args, **kwargs):
+        return self._coderl_s.call(self, args, kwargs)
+
+    def __getitem__(self, key):
+        return self._coderl_s.op(self, "getitem", key)
+
+    def __setitem__(self, key, value):
+        self._coderl_s.op(self, "setitem", key, value)
+
+    def __delitem__(self, key):
+        self._coderl_s.op(self, "delitem", key)
+
+    def __format__(self, spec):
+        return self._coderl_s.op(self, "format", spec)
+
+    def __round__(self, *n):
+        return self._coderl_s.op(self, "round", *n)
+
+    def __exit__(self, *exc):
+        return self._coderl_s.op(self, "exit")
+
+    def __instancecheck__(self, obj):
+        return self._coderl_s.op(self, "isinstance", obj)
+
+    def __subclasscheck__(self, cls):
+        return self._coderl_s.op(self, "issubclass", cls)
+
+    def __mro_entries__(self, bases):
+        raise self._coderl_s.unjudgeable("a test class derives from a class of the program")
+
+    def __deepcopy__(self, memo):
+        raise self._coderl_s.unjudgeable("a test copies an object of the program")
+
+    __copy__ = __deepcopy__
+    __contains__ = _unjudgeable("`in` on an object of the program")
+    __eq__ = _compare("==", True)
+    __ne__ = _compare("!=", False)
+    __lt__ = _compare("<", False)
+    __gt__ = _compare(">", False)
+    __le__ = _compare("<=", True)
+    __ge__ = _compare(">=", True)
+
+
+for _name in ("len", "bool", "iter", "next", "str", "repr", "hash", "int", "float", "index", "complex",
+              "neg", "pos", "abs", "invert", "reversed", "dir", "enter"):
+    setattr(Proxy, f"__{_name}__", _unary(_name))
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and",
+              "or", "xor"):
+    setattr(Proxy, f"__{_name}__", _binop(_name + "_" if _name in ("and", "or") else _name))
+    setattr(Proxy, f"__r{_name}__", _unjudgeable(f"arithmetic ({_name}) with an object of the program"))
+del _name
+
+
+def _synth_str(self):
+    text = self.__dict__.get("_coderl_str")
+    return text if isinstance(text, str) else BaseException.__str__(self)
+
+
+class _Exported:
+    """What the test patched (print, input: "call"; sys.stdin: "stream") wrapped for one call of the program."""
+
+    __slots__ = ("target", "kind")
+    STREAM_METHODS = ("read", "readline", "readlines")
+
+    def __init__(self, target, kind):
+        self.target, self.kind = target, kind
+
+
+# ------------------------------------------------------------------------------------------ session
+
+class Session:
+    """One job's connection to its candidate: proxies, what was handed to it, and the current test's taint."""
+
+    def __init__(self, fd, limit, detail_chars):
+        self.chan = channel.Channel(fd, limit, self._serve)
+        self.fd = fd
+        self.proxies = {}  # candidate id -> Proxy / synthetic exception class
+        self.exports = {}  # judge id -> object handed to the candidate
+        self.export_ids = {}
+        self.taint = None  # (status, detail) that overrides the current test's outcome
+        self.gone = None
+        self.detail_chars = detail_chars
+        self.solution = None  # the judge-side `solution` module, and its names when the tests started
+        self.solution_names = None
+        self.streams = (sys.stdout, sys.stdin, builtins.print, builtins.input)
+
+    # ---------------------------------------------------------------- taint
+    def unjudgeable(self, what):
+        self.taint = self.taint or ("unsupported", f"not judgeable through the plain-data channel: {what}")
+        return Unjudgeable(what)
+
+    def _gone(self, why):
+        self.gone = self.gone or why
+        self.taint = ("killed", f"the program's process ended: {why}")
+        return CandidateGone(why)
+
+    # ---------------------------------------------------------------- values
+    def export(self, obj):
+        ref = self._ref(obj)
+        if ref is None:
+            raise self.unjudgeable(f"a {type(obj).__name__} of the test passed to the program")
+        return ref
+
+    def _export_quiet(self, obj):
+        """export() for what the program gets back from a callback: what cannot cross arrives as None."""
+        return self._ref(obj)
+
+    def _ref(self, obj):
+        """How obj crosses to the candidate, or None when it cannot."""
+        if type(obj) is Proxy:
+            return ["y", obj._coderl_i] if obj._coderl_s is self else None
+        if isinstance(obj, type) and "_coderl_cid" in obj.__dict__:
+            return ["y", obj.__dict__["_coderl_cid"]]
+        if isinstance(obj, types.ModuleType):
+            name = obj.__name__
+            return ["R", name, ""] if name.partition(".")[0] in sys.stdlib_module_names else None
+        ref = wire.stdlib_ref(obj)
+        if ref is not None:
+            return ref
+        kind = _exportable(obj)
+        if kind is None:
+            return None
+        jid = self.export_ids.get(id(obj))
+        if jid is None or self.exports[jid][0] is not obj:
+            jid = len(self.exports) + 1
+            self.exports[jid] = (obj, kind)
+            self.export_ids[id(obj)] = jid
+        return ["h", jid, {"k": kind}]
+
+    def resolve(self, x):
+        tag = x[0]
+        if tag == "h":
+            if len(x) != 3 or type(x[1]) is not int or type(x[2]) is not dict:
+                raise wire.DecodeError("bad handle")
+            obj = self.proxies.get(x[1])
+            if obj is None:
+                obj = self.proxies[x[1]] = self._synth(x[1], x[2]) if x[2].get("k") == "exc" else self._proxy(x[1], x[2])
+            return obj
+        if tag == "y":
+            entry = self.exports.get(x[1]) if type(x[1]) is int else None
+            if entry is None:
+                raise wire.DecodeError("unknown handle")
+            return entry[0]
+        if tag == "R":
+            if len(x) != 3:
+                raise wire.DecodeError("bad reference")
+            obj = _module_or_ref(x[1], x[2])
+            if _accepted_ref(obj):
+                return obj
+            raise wire.DecodeError(f"reference {x[1]}.{x[2]} is not data")
+        raise wire.DecodeError("bad tag")
+
+    def _proxy(self, cid, info):
+        p = object.__new__(Proxy)
+        p._coderl_s, p._coderl_i = self, cid
+        p._coderl_n = str(info.get("n") or "")[:100]
+        return p
+
+    def _synth(self, cid, info):
+        """A real exception class standing for one of the program's, so assertRaises / except work."""
+        bases = []
+        for b in info.get("b") or []:
+            try:
+                cls = self.resolve(b) if type(b) is list else None
+            except wire.DecodeError:
+                cls = None
+            if isinstance(cls, type) and issubclass(cls, BaseException) and cls not in bases:
+                bases.append(cls)
+        name = str(info.get("n") or "Error")[:100]
+        body = {"__module__": "solution", "__str__": _synth_str, "_coderl_cid": cid}
+        try:
+            cls = type(name, tuple(bases) or (Exception,), body)
+        except TypeError:  # an MRO the judge cannot rebuild
+            cls = type(name, (Exception,), body)
+        return cls
+
+    def enc(self, value):
+        return wire.encode(value, self.export)
+
+    def dec(self, value):
+        try:
+            return wire.decode(value, self.resolve)
+        except (wire.DecodeError, RecursionError) as e:
+            self.taint = ("error", f"the program sent an unreadable value: {e}")
+            raise CandidateGone(str(e)) from None
+
+    # ---------------------------------------------------------------- requests to the candidate
+    def _request(self, msg):
+        if self.gone:
+            raise CandidateGone(self.gone)
+        try:
+            return self.chan.request(msg)
+        except channel.PeerGone as e:
+            raise self._gone(str(e)) from None
+
+    def _result(self, reply):
+        if reply[0] == "ok":
+            return self.dec(reply[1])
+        raise self.exception(reply[1])
+
+    def exception(self, desc):
+        try:
+            exc = wire.build_exception(desc, self.resolve)
+        except (wire.DecodeError, RecursionError) as e:
+            self.taint = ("error", f"the program raised an unreadable exception: {e}")
+            return CandidateGone(str(e))
+        text, tb = desc.get("str"), desc.get("tb")
+        if "_coderl_cid" in type(exc).__dict__ and isinstance(text, str):
+            exc._coderl_str = text
+        if isinstance(tb, str):
+            exc._coderl_tb = tb[-self.detail_chars:] if self.detail_chars else ""
+        return exc
+
+    def get(self, proxy, name):
+        return self._result(self._request(["get", proxy._coderl_i, name]))
+
+    def set(self, proxy, name, value):
+        self._result(self._request(["set", proxy._coderl_i, name, self.enc(value)]))
+
+    def delete(self, proxy, name):
+        self._result(self._request(["del", proxy._coderl_i, name]))
+
+    def op(self, proxy, name, *args):
+        return self._result(self._request(["op", proxy._coderl_i, name, *(self.enc(a) for a in args)]))
+
+    def call(self, proxy, args, kwargs):
+        self._check_solution_module()
+        ctx = self._mirror()
+        msg = ["call", proxy._coderl_i, [self.enc(a) for a in args], {str(k): self.enc(v) for k, v in kwargs.items()}, ctx]
+        reply = self._request(msg)
+        if len(reply) > 2 and isinstance(reply[2], str) and reply[2]:
+            sys.stdout.write(reply[2])
+        if reply[0] != "ok":
+            raise self.exception(reply[1])
+        value = self.dec(reply[1])
+        for key, state in reply[3] if len(reply) > 3 and type(reply[3]) is list else ():
+            target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
+            _write_back(target, self.dec(state))
+        return value
+
+    def _mirror(self):
+        out_, in_, print_, input_ = self.streams
+        ctx = {}
+        if sys.stdout is not out_:
+            ctx["stdout"] = True
+        if builtins.print is not print_:
+            ctx["print"] = self.export(_Exported(builtins.print, "call"))
+        if builtins.input is not input_:
+            ctx["input"] = self.export(_Exported(builtins.input, "call"))
+        if sys.stdin is not in_:
+            ctx["stdin"] = self.export(_Exported(sys.stdin, "stream"))
+        return ctx
+
+    def _check_solution_module(self):
+        mod, names = self.solution, self.solution_names
+        if mod is not None and names is not None:
+            current = mod.__dict__
+            if len(current) != len(names) or any(current.get(k) is not v for k, v in names.items()):
+                raise self.unjudgeable("the test replaces a name of the solution module (mock.patch?)")
+
+    # ---------------------------------------------------------------- the candidate's requests
+    def _serve(self, msg):
+        try:
+            op, jid = msg[0], msg[1]
+            obj, kind = self.exports[jid]
+            if type(obj) is _Exported:
+                if op == "call" and kind == "call":
+                    value = obj.target(*[self.dec(a) for a in msg[2]], **{str(k): self.dec(v) for k, v in msg[3].items()})
+                    return ["ok", wire.encode(value, self._export_quiet)]
+                if op == "get" and kind == "stream" and msg[2] in _Exported.STREAM_METHODS:
+                    return ["ok", self.enc(_Exported(getattr(obj.target, msg[2]), "call"))]
+                raise TypeError(f"the test's {op} {msg[2:3]} is not available to the program")
+            if op == "call" and kind in ("call", "object"):
+                args = [self.dec(a) for a in msg[2]]
+                kwargs = {str(k): self.dec(v) for k, v in msg[3].items()}
+                return ["ok", self.enc(obj(*args, **kwargs))]
+            if op == "get" and kind in ("object", "stream") and isinstance(msg[2], str) and not msg[2].startswith("_"):
+                return ["ok", self.enc(getattr(obj, msg[2]))]
+            if op == "set" and kind == "object" and isinstance(msg[2], str) and not msg[2].startswith("_"):
+                setattr(obj, msg[2], self.dec(msg[3]))
+                return ["ok", None]
+            if op == "op" and kind in ("iterator", "object"):
+                name, args = msg[2], [self.dec(a) for a in msg[3:]]
+                if name == "iter":
+                    return ["ok", self.enc(iter(obj))]
+                if name == "next":
+                    return ["ok", self.enc(next(obj))]
+                if kind == "object" and name in _OBJECT_OPS:
+                    return ["ok", self.enc(_OBJECT_OPS[name](obj, *args))]
+            raise TypeError(f"the test's {type(obj).__name__} does not support {op} {msg[2:3]}")
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError, StopIteration, ArithmeticError,
+                LookupError, AssertionError, RuntimeError) as e:
+            return ["raise", wire.encode_exception(e, self._export_quiet)]
+        except Exception as e:
+            return ["raise", wire.encode_exception(RuntimeError(f"{type(e).__name__}: {e}"), self._export_quiet)]
+
+
+
+_OBJECT_OPS = {"len": len, "bool": bool, "getitem": lambda o, k: o[k], "contains": lambda o, x: x in o,
+               "repr": repr}
+
+
+def _module_or_ref(mod, qual):
+    if qual:
+        return wire.resolve_ref(mod, qual)
+    if mod.partition(".")[0] not in sys.stdlib_module_names:
+        raise wire.DecodeError(f"module {mod} is not in the standard library")
+    import importlib
+    try:
+        return importlib.import_module(mod)
+    except Exception:
+        raise wire.DecodeError(f"module {mod} cannot be imported") from None
+
+
+def _accepted_ref(obj):
+    """References from the candidate may name data, never behaviour the judge would run for it: stdlib
+    modules (the judge's own), exception classes (outside unittest) and the builtin types."""
+    if isinstance(obj, types.ModuleType):
+        return True
+    if isinstance(obj, type) and issubclass(obj, BaseException):
+        return not obj.__module__.startswith("unittest") and not issubclass(obj, unittest.SkipTest)
+    return obj in wire.BUILTIN_TYPES
+
+
+def _from_tests(code):
+    return isinstance(code, types.CodeType) and code.co_filename.startswith(_FILENAMES)
+
+
+def _exportable(obj):
+    """What the candidate may do with an object of the test (None: it cannot have it)."""
+    t = type(obj)
+    if t is _Exported:
+        return obj.kind
+    if t is types.FunctionType:
+        return "call" if _from_tests(obj.__code__) else None
+    if t is types.MethodType:
+        return "call" if _from_tests(getattr(obj.__func__, "__code__", None)) and \
+            _exportable(obj.__self__) == "object" else None
+    if t is types.GeneratorType:
+        return "iterator" if _from_tests(obj.gi_code) else None
+    if t in _ITER_TYPES:
+        return "iterator"
+    if isinstance(obj, (type, types.ModuleType, BaseException, unittest.TestCase)):
+        return None
+    module = getattr(t, "__module__", "")
+    if isinstance(module, str) and module.startswith(("test_module_", "__check__")):
+        return "object"
+    return None
+
+
+def _write_back(target, state):
+    """Apply what the program did to an argument in place (it worked on its own copy)."""
+    t = type(target)
+    if t is not type(state) or target == state:
+        return
+    if t is list or t is bytearray:
+        target[:] = state
+    elif t is dict or t is set:
+        target.clear()
+        target.update(state)
+
+
+# ------------------------------------------------------------------------------------------ a job
+
+def classify(exc):
+    if isinstance(exc, MemoryError):
+        return "memory"
+    if isinstance(exc, (SystemExit, KeyboardInterrupt, GeneratorExit, CandidateGone)):
+        return "killed"
+    if isinstance(exc, Unjudgeable):
+        return "unsupported"
+    if isinstance(exc, AssertionError):
+        return "failed"
+    if isinstance(exc, SyntaxError):
+        return "syntax"
+    return "error"
+
+
+def describe(exc, limit):
+    tb = getattr(exc, "_coderl_tb", None)
+    try:
+        head = f"{type(exc).__name__}: {exc}"
+    except BaseException:
+        head = type(exc).__name__
+    if isinstance(tb, str) and tb:
+        return _excerpt(tb.rstrip(), limit)
+    lines = []
+    t = exc.__traceback__
+    while t is not None:
+        code = t.tb_frame.f_code
+        if _from_tests(code):
+            lines.append(f"  {code.co_filename}:{t.tb_lineno} in {code.co_name}")
+        t = t.tb_next
+    return _excerpt("\n".join(lines[-3:] + [head]), limit)
+
+
+class Spec:
+    """A label's tests, compiled once per judge and reused for every completion of that label."""
+
+    def __init__(self, d):
+        self.format = d["format"]
+        self.tests = d.get("tests") or []
+        self.plan = d["plan"]
+        self.entry_point = d.get("entry_point")
+        self.setup_code = d.get("setup_code") or ""
+        self.check_param = d.get("check_param") or "candidate"
+        self._code = {}
+
+    def code(self, src, filename):
+        key = (src, filename)
+        if key not in self._code:
+            try:
+                self._code[key] = compile(src, filename, "exec")
+            except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+                self._code[key] = e
+        code = self._code[key]
+        if isinstance(code, BaseException):
+            raise code
+        return code
+
+
+def _namespace(session, spec, names):
+    """The namespace tests run in: genuine builtins, the program's names as proxies or copied values, never a
+    program name standing for a builtin, a standard-library module or a test hook."""
+    ns = {"__builtins__": builtins, "__name__": "__check__"}
+    hooks = _HOOKS[spec.format]
+    public = {}
+    for name, enc in names:
+        if type(name) is not str or name.startswith("__"):
+            continue
+        top = name in sys.stdlib_module_names
+        if (name in builtins.__dict__ or top) and name != spec.entry_point:
+            if top:
+                try:
+                    ns[name] = public[name] = __import__(name)
+                except Exception:
+                    pass
+            continue
+        value = session.dec(enc)
+        public[name] = value
+        if name not in hooks:
+            ns[name] = value
+    mod = types.ModuleType("solution")
+    mod.__dict__.update(public)
+    sys.modules["solution"] = mod
+    session.solution, session.solution_names = mod, dict(mod.__dict__)
+    return ns
+
+
+class Job:
+    """One job (or the rest of one, after the candidate was replaced) against one candidate process."""
+
+    def __init__(self, spec, msg, fd, report):
+        self.spec = spec
+        self.order = msg["order"]
+        self.limit = msg.get("detail_chars", 400)
+        self.report = report
+        self.session = Session(fd, msg.get("max_value_bytes", 16 << 20), self.limit)
+        self.code = msg["code"]
+        self.max_value_repr = msg.get("max_output", 65536)
+
+    def run(self):
+        s = self.session
+        t0 = time.perf_counter()
+        try:
+            s.chan.send({"code": self.code, "name": "solution", "serve": True})
+            reply = s.chan._recv()
+        except channel.PeerGone as e:
+            self.report(["prelude", "killed", f"the program's process ended before it loaded: {e}"])
+            return
+        if reply[0] != "ok":
+            desc = reply[1] if len(reply) > 1 and type(reply[1]) is dict else {}
+            exc = s.exception(desc) if desc else RuntimeError("bad reply")
+            status = "syntax" if desc.get("phase") == "compile" else classify(exc)
+            self.report(["prelude", "killed" if isinstance(exc, SystemExit) else status, describe(exc, self.limit)])
+            return
+        try:
+            ns = _namespace(s, self.spec, reply[1] if type(reply[1]) is list else [])
+            runner = _RUNNERS[self.spec.format](self, ns)
+        except BaseException as e:
+            self.report(["prelude", s.taint[0] if s.taint else classify(e), describe(e, self.limit)])
+            return
+        self.report(["ready", time.perf_counter() - t0])
+        runner()
+        self.report(["restart"] if s.gone else ["done"])
+
+    def one(self, i, fn, success="passed"):
+        """Run test case i (fn() raises on failure) and report it."""
+        s = self.session
+        s.taint = None
+        t0 = time.perf_counter()
+        value, status, detail = None, success, ""
+        try:
+            value = fn()
+        except BaseException as e:
+            status, detail = classify(e), describe(e, self.limit)
+        if s.taint:
+            status, detail = s.taint
+        self.report(["end", i, status, time.perf_counter() - t0, _excerpt(detail, self.limit), value])
+
+    def each(self, run_case):
+        for i in self.order:
+            if self.session.gone:
+                return
+            self.one(i, lambda i=i: run_case(i))
+
+
+def _assert_runner(job, ns):
+    spec = job.spec
+    if spec.setup_code:
+        exec(spec.code(spec.setup_code, "<setup>"), ns)
+    return lambda: job.each(lambda i: exec(spec.code(spec.plan[i], "<test>"), ns))
+
+
+def _humaneval_runner(job, ns):
+    spec = job.spec
+    entry = spec.entry_point
+    if entry not in ns:
+        raise NameError(f"entry point {entry!r} is not defined by the program")
+    exec(spec.code(spec.tests[0], "<check program>"), ns)
+    ns[spec.check_param] = ns["__candidate__"] = ns[entry]
+    first = min(job.order) if job.order else 0
+    for unit in spec.plan[:first]:  # a replaced candidate replays the setup of the cases before it
+        try:
+            exec(spec.code(unit["setup"], "<check>"), ns)
+        except Exception:
+            pass
+
+    def case(i):
+        unit = spec.plan[i]
+        if unit["setup"]:
+            exec(spec.code(unit["setup"], "<check>"), ns)
+        exec(spec.code(unit["test"], "<check>"), ns)
+
+    return lambda: job.each(case)
+
+
+def _canon(value, depth=0):
+    """value as JSON-like builtins for the server's comparison, or raise."""
+    t = type(value)
+    if depth > 50:
+        raise ValueError("return value nested too deeply")
+    if value is None or t is bool or t is int or t is str:
+        return value
+    if t is float:
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, (list, tuple)):
+        return [_canon(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {(k if type(k) is str else repr(_canon(k, depth + 1))): _canon(v, depth + 1) for k, v in value.items()}
+    raise TypeError(f"return value of type {t.__name__} is not comparable (use builtin types)")
+
+
+def _call_runner(job, ns):
+    spec, s = job.spec, job.session
+    entry = spec.entry_point
+    klass = ns.get("Solution")
+    fn = None
+    if type(klass) is Proxy:
+        try:
+            fn = getattr(klass(), entry)
+        except AttributeError:
+            fn = None
+    if fn is None:
+        fn = ns.get(entry)
+    if fn is None:
+        raise NameError(f"entry point {entry!r} is not defined by the program")
+
+    def case(i):
+        text = repr(_canon(fn(*spec.plan[i])))
+        if s.taint:
+            return None
+        if len(text) > job.max_value_repr:
+            raise ValueError(f"return value too large ({len(text)} characters)")
+        return text
+
+    return lambda: _each_call(job, case)
+
+
+def _each_call(job, case):
+    for i in job.order:
+        if job.session.gone:
+            return
+        job.one(i, lambda i=i: case(i), success="ok")
+
+
+class _Result(unittest.TestResult):
+    """Reports each planned test the moment unittest finishes it."""
+
+    def __init__(self, job, index, order):
+        super().__init__()
+        self.job, self.index = job, index
+        self.order, self.pos = order, 0  # the suite's tests in run order, and how far it got
+        self.current = None
+        self.fixture_error = None
+
+    def flush(self, upto=None):
+        """Report the tests unittest skipped before `upto` (None: all the rest): a fixture of theirs failed."""
+        while self.pos < len(self.order) and self.order[self.pos] != upto:
+            status, detail = self.fixture_error or ("error", "the test was not run")
+            self.job.report(["end", self.order[self.pos], status, 0.0, detail, None])
+            self.pos += 1
+
+    def startTest(self, test):
+        super().startTest(test)
+        i = self.index.get(id(test))
+        if i is not None:
+            self.flush(i)
+            self.pos += 1
+            self.current = [i, "passed", "", time.perf_counter()]
+            self.job.session.taint = None
+
+    def _mark(self, test, status, err):
+        if self.current is None or self.index.get(id(test)) != self.current[0]:
+            if err is not None:  # setUpClass / setUpModule (or their tearDown) failed
+                self.fixture_error = (self.job.session.taint or (status, describe(err[1], self.job.limit)))
+            return
+        if self.current[1] == "passed":
+            self.current[1] = status
+            self.current[2] = describe(err[1], self.job.limit) if err is not None else ""
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._mark(test, "failed", err)
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._mark(test, classify(err[1]), err)
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            self._mark(test, "failed" if issubclass(err[0], AssertionError) else classify(err[1]), err)
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._mark(test, "failed", None)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        cur = self.current
+        if cur is None or self.index.get(id(test)) != cur[0]:
+            return
+        self.current = None
+        i, status, detail, t0 = cur
+        s = self.job.session
+        if s.taint:
+            status, detail = s.taint
+        self.job.report(["end", i, status, time.perf_counter() - t0, _excerpt(detail, self.job.limit), None])
+        if s.gone:
+            self.stop()
+
+
+def _unittest_runner(job, ns):
+    spec = job.spec
+    modules, broken, suite_tests, index = {}, {}, [], {}
+    for i in job.order:
+        midx, cls_name, meth = spec.plan[i]
+        if cls_name is None:
+            broken[i] = ("syntax", "the test module does not compile")
+            continue
+        if midx not in modules:
+            name = f"test_module_{midx}"
+            mod = types.ModuleType(name)
+            mod.__dict__.update(ns)
+            mod.__dict__["__name__"] = name
+            sys.modules[name] = mod
+            try:
+                exec(spec.code(spec.tests[midx], f"<test module {midx}>"), mod.__dict__)
+                modules[midx] = (mod, None)
+            except BaseException as e:
+                modules[midx] = (mod, (job.session.taint or (classify(e), describe(e, job.limit))))
+        mod, err = modules[midx]
+        if err is not None:
+            broken[i] = err
+            continue
+        cls = mod.__dict__.get(cls_name)
+        if not (isinstance(cls, type) and issubclass(cls, unittest.TestCase)):
+            broken[i] = ("error", f"test class {cls_name} is missing or not a unittest.TestCase")
+            continue
+        try:
+            test = cls(meth)
+        except BaseException as e:
+            broken[i] = ("error", describe(e, job.limit))
+            continue
+        suite_tests.append(test)
+        index[id(test)] = i
+
+    def run():
+        for i in job.order:
+            if i in broken:
+                job.report(["end", i, broken[i][0], 0.0, broken[i][1], None])
+        result = _Result(job, index, [index[id(t)] for t in suite_tests])
+        unittest.TestSuite(suite_tests).run(result)
+        if not job.session.gone:
+            result.flush()
+
+    return run
+
+
+_RUNNERS = {"unittest": _unittest_runner, "assert": _assert_runner, "humaneval": _humaneval_runner,
+            "call": _call_runner}
+
+
+# ------------------------------------------------------------------------------------------ the process
+
+class _State:
+    """What a job may leave behind in this long-lived process; a job that changed it ends the process."""
+
+    def __init__(self):
+        self.builtins = dict(builtins.__dict__)
+        self.testcase = dict(vars(unittest.TestCase))
+        self.streams = (sys.stdout, sys.stderr, sys.stdin)
+        self.signals = {s: signal.getsignal(s) for s in (signal.SIGALRM, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD)}
+        self.modules = set(sys.modules)
+        self.recursion = sys.getrecursionlimit()
+        self.environ = dict(os.environ)
+
+    def restore(self):
+        """Undo what is cheap to undo; True when the process is still fit for another job."""
+        for name in list(sys.modules):
+            if name not in self.modules and (name.startswith("test_module_") or name == "solution"):
+                del sys.modules[name]
+        sys.stdout, sys.stderr, sys.stdin = self.streams
+        sys.setrecursionlimit(self.recursion)
+        if os.environ != self.environ:
+            os.environ.clear()
+            os.environ.update(self.environ)
+        cur = builtins.__dict__
+        if len(cur) != len(self.builtins) or any(cur.get(k) is not v for k, v in self.builtins.items()):
+            return False
+        tc = vars(unittest.TestCase)
+        if len(tc) != len(self.testcase) or any(tc.get(k) is not v for k, v in self.testcase.items()):
+            return False
+        if any(signal.getsignal(s) is not h for s, h in self.signals.items()):
+            return False
+        return threading.active_count() == 1
+
+
+def serve(sock_fd, base):
+    """The judge's main loop: one job frame (+ the candidate's channel descriptor) at a time."""
+    sock = socket.socket(fileno=sock_fd)
+    reader = framing.Reader(1 << 30)
+    specs = collections.OrderedDict()
+    pending, fds = [], []
+    state = _State()
+
+    def report(record):
+        sock.sendall(framing.pack(record))
+
+    while True:
+        while not pending:
+            data, got, _flags, _addr = socket.recv_fds(sock, 1 << 20, 4)
+            fds += got
+            if not data:
+                return
+            pending += reader.feed(data)
+        msg = pending.pop(0)
+        if msg.get("spec") is not None:
+            specs[msg["digest"]] = Spec(msg["spec"])
+            if len(specs) > _SPEC_CACHE:
+                specs.popitem(last=False)
+        spec = specs.get(msg["digest"])
+        chan_fd = fds.pop(0) if fds else None
+        for extra in fds:
+            os.close(extra)
+        fds = []
+        if spec is None or chan_fd is None:
+            report(["need_spec"] if spec is None else ["prelude", "killed", "no channel to the program"])
+            if chan_fd is not None:
+                os.close(chan_fd)
+            continue
+        specs.move_to_end(msg["digest"])
+        jobdir = msg.get("jobdir") or base
+        try:
+            os.chdir(jobdir)
+            os.environ["TMPDIR"] = os.environ["HOME"] = jobdir
+            tempfile.tempdir = jobdir
+            Job(spec, msg, chan_fd, report).run()
+        except BaseException as e:  # a judge bug must never look like a pass
+            report(["prelude", "killed", f"judge error: {type(e).__name__}: {e}"])
+        finally:
+            os.close(chan_fd)
+            try:
+                os.chdir(base)
+            except OSError:
+                pass
+            tempfile.tempdir = None
+        if not state.restore():
+            report(["retire"])
+            return
+
+
+def main(sock_fd, base, memory_mb):
+    import resource
+    try:
+        limit = memory_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError):
+        pass
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                                                    errors="backslashreplace")
+    serve(sock_fd, base)

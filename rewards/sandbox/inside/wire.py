@@ -1,0 +1,408 @@
+"""Plain data across the judge/candidate channel: values are encoded as JSON-able trees and rebuilt by the
+receiver from its own genuine types, so a value nobody can lie about arrives.
+
+What crosses by value: None, bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set,
+frozenset, namedtuples (rebuilt as a namedtuple class of the same name and fields), the collections
+containers (OrderedDict, defaultdict with a builtin factory, Counter, deque, ChainMap, UserList, UserDict,
+UserString), MappingProxyType, range, Decimal, Fraction, SimpleNamespace, date/time/datetime/timedelta
+(naive or with a fixed offset) and exception instances. A subclass of a builtin type crosses as its base
+value. Anything else is left where it lives and crosses as a handle (``["h", id, info]``: an object of the
+sender; ``["y", id]``: an object of the receiver coming back) which each side maps through its own
+``export`` / ``resolve`` callbacks; ``["R", module, qualname]`` names a builtin or standard-library object.
+
+The decoder is the trusting side's defence: it accepts only the tags below, checks their shapes, bounds
+the depth, and raises DecodeError for anything else. stdlib only: this module runs inside the sandbox.
+"""
+
+import collections
+import datetime
+import decimal
+import fractions
+import sys
+import types
+
+MAX_DEPTH = 100
+_BIG_INT_BITS = 4096  # beyond this an int travels as hex: int <-> decimal text is capped at 4300 digits
+_NT_CACHE_SIZE = 256
+
+
+class DecodeError(ValueError):
+    """The peer sent something that is not a value of this format."""
+
+
+class Unencodable(TypeError):
+    """This side cannot send the value (the judge refuses to hand out its internals)."""
+
+
+def _enc_seq(tag, items, export, depth, path):
+    return [tag, *(encode(v, export, depth + 1, path) for v in items)]
+
+
+def _enc_pairs(tag, pairs, export, depth, path, head=()):
+    out = [tag, *head]
+    for k, v in pairs:
+        out.append(encode(k, export, depth + 1, path))
+        out.append(encode(v, export, depth + 1, path))
+    return out
+
+
+def _tz(tz):
+    if tz is None:
+        return None
+    if type(tz) is datetime.timezone:
+        return [tz.utcoffset(None).total_seconds(), tz.tzname(None)]
+    raise Unencodable("only naive or fixed-offset datetimes cross the channel")
+
+
+def encode(obj, export, depth=0, path=None):
+    """obj as a JSON-able tree; objects that are not plain data go through export(obj)."""
+    t = type(obj)
+    if t is str or t is bool or t is float or obj is None:
+        return obj
+    if t is int:
+        return obj if obj.bit_length() <= _BIG_INT_BITS else ["i", hex(obj)]
+    if depth > MAX_DEPTH:
+        return export(obj)
+    if path is None:
+        path = set()
+    key = id(obj)
+    if key in path:  # a container holding itself cannot travel by value
+        return export(obj)
+    path.add(key)
+    try:
+        return _encode_container(obj, t, export, depth, path)
+    finally:
+        path.discard(key)
+
+
+def _encode_container(obj, t, export, depth, path):
+    if t is list:
+        return _enc_seq("l", obj, export, depth, path)
+    if t is tuple:
+        return _enc_seq("t", obj, export, depth, path)
+    if t is dict:
+        return _enc_pairs("d", obj.items(), export, depth, path)
+    if t is set:
+        return _enc_seq("s", obj, export, depth, path)
+    if t is frozenset:
+        return _enc_seq("fs", obj, export, depth, path)
+    if t is bytes:
+        return ["b", obj.decode("latin-1")]
+    if t is complex:
+        return ["c", obj.real, obj.imag]
+    if isinstance(obj, BaseException):
+        return ["e", encode_exception(obj, export, depth, path)]
+    if isinstance(obj, tuple) and isinstance(getattr(t, "_fields", None), tuple):
+        return ["nt", t.__name__, list(t._fields), *(encode(v, export, depth + 1, path) for v in tuple.__iter__(obj))]
+    if isinstance(obj, collections.Counter):
+        return _enc_pairs("ct", obj.items(), export, depth, path)
+    if isinstance(obj, collections.OrderedDict):
+        return _enc_pairs("od", obj.items(), export, depth, path)
+    if isinstance(obj, collections.defaultdict):
+        f = obj.default_factory
+        factory = f.__name__ if f in _FACTORIES.values() and _FACTORIES.get(f.__name__) is f else None
+        return _enc_pairs("dd", obj.items(), export, depth, path, head=(factory,))
+    if isinstance(obj, collections.deque):
+        return ["dq", obj.maxlen, *(encode(v, export, depth + 1, path) for v in obj)]
+    if isinstance(obj, collections.ChainMap):
+        return ["cm", *(encode(m, export, depth + 1, path) for m in obj.maps)]
+    if isinstance(obj, collections.UserList):
+        return ["ul", encode(obj.data, export, depth + 1, path)]
+    if isinstance(obj, collections.UserDict):
+        return ["ud", encode(obj.data, export, depth + 1, path)]
+    if isinstance(obj, collections.UserString):
+        return ["us", str(obj.data)]
+    if t is types.MappingProxyType:
+        return ["mp", encode(dict(obj), export, depth + 1, path)]
+    if t is range:
+        return ["rg", obj.start, obj.stop, obj.step]
+    if isinstance(obj, decimal.Decimal):
+        return ["dec", str(obj)]
+    if isinstance(obj, fractions.Fraction):
+        return ["fr", encode(obj.numerator, export), encode(obj.denominator, export)]
+    if t is types.SimpleNamespace:
+        return ["sn", encode(dict(vars(obj)), export, depth + 1, path)]
+    if t is bytearray:
+        return ["ba", bytes(obj).decode("latin-1")]
+    if t is datetime.datetime:
+        return ["dt", "datetime", obj.year, obj.month, obj.day, obj.hour, obj.minute, obj.second, obj.microsecond,
+                _tz(obj.tzinfo), obj.fold]
+    if t is datetime.date:
+        return ["dt", "date", obj.year, obj.month, obj.day]
+    if t is datetime.time:
+        return ["dt", "time", obj.hour, obj.minute, obj.second, obj.microsecond, _tz(obj.tzinfo), obj.fold]
+    if t is datetime.timedelta:
+        return ["dt", "timedelta", obj.days, obj.seconds, obj.microseconds]
+    # Subclasses of the builtin types travel as their base value.
+    for base, tag in _BASES:
+        if isinstance(obj, base):
+            if base is int:
+                v = int(obj)
+                return v if v.bit_length() <= _BIG_INT_BITS else ["i", hex(v)]
+            if base is str:
+                return str.__str__(obj)
+            if base is float:
+                return float(obj)
+            if base is bytes:
+                return ["b", bytes(obj).decode("latin-1")]
+            if base is dict:
+                return _enc_pairs("d", dict.items(obj), export, depth, path)
+            return _enc_seq(tag, base.__iter__(obj), export, depth, path)
+    return export(obj)
+
+
+_BASES = ((int, None), (float, None), (str, None), (bytes, None), (list, "l"), (tuple, "t"),
+          (dict, "d"), (set, "s"), (frozenset, "fs"))
+# Builtin types that cross by name (["R", "builtins", name]); also the defaultdict factories rebuilt.
+BUILTIN_TYPES = frozenset({list, int, set, dict, str, float, tuple, frozenset, bytes, bool, complex, bytearray,
+                           object, type(None)})
+_FACTORIES = {f.__name__: f for f in (list, int, set, dict, str, float, tuple, frozenset, bytes, bool)}
+
+
+def encode_exception(exc, export, depth=0, path=None):
+    """{"cls": class, "args": [...], "str": text, "attrs": [k, v, ...]} of an exception instance."""
+    cls = type(exc)
+    try:
+        args = [encode(a, export, depth + 1, path) for a in exc.args]
+    except Exception:
+        args = None
+    try:
+        text = str(exc)[:2000]
+    except Exception:
+        text = ""
+    attrs = []
+    for k, v in list(getattr(exc, "__dict__", {}).items())[:32]:
+        if isinstance(k, str) and not k.startswith("_"):
+            try:
+                attrs += [k, encode(v, export, depth + 1, path)]
+            except Exception:
+                pass
+    return {"cls": export_class(cls, export), "args": args, "str": text, "attrs": attrs}
+
+
+def export_class(cls, export):
+    """A class as ["R", module, qualname] when it is a builtin or stdlib one reachable by name, else export(cls)."""
+    ref = stdlib_ref(cls)
+    return ref if ref is not None else export(cls)
+
+
+def stdlib_ref(obj):
+    """["R", module, qualname] when obj is reachable by that name in a builtin or standard-library module."""
+    try:
+        mod = getattr(obj, "__module__", None) or getattr(getattr(obj, "__objclass__", None), "__module__", None)
+        qual = getattr(obj, "__qualname__", None)
+    except Exception:
+        return None
+    if not isinstance(mod, str) or not isinstance(qual, str) or "<" in qual:
+        return None
+    if mod != "builtins" and mod.partition(".")[0] not in sys.stdlib_module_names:
+        return None
+    target = sys.modules.get(mod)
+    try:
+        for part in qual.split("."):
+            target = getattr(target, part)
+    except Exception:
+        return None
+    return ["R", mod, qual] if target is obj else None
+
+
+def resolve_ref(mod, qual):
+    """The object named by a ["R", module, qualname] reference in this process (import restricted to the stdlib)."""
+    if not isinstance(mod, str) or not isinstance(qual, str):
+        raise DecodeError("bad reference")
+    if mod != "builtins" and mod.partition(".")[0] not in sys.stdlib_module_names:
+        raise DecodeError(f"reference outside the standard library: {mod}")
+    import importlib
+    try:
+        target = importlib.import_module(mod)
+        for part in qual.split("."):
+            target = getattr(target, part)
+    except Exception as e:
+        raise DecodeError(f"unknown reference {mod}.{qual}: {type(e).__name__}") from None
+    return target
+
+
+# ------------------------------------------------------------------------------------------- decode
+
+_nt_classes = {}
+
+
+def _namedtuple(name, fields):
+    key = (name, tuple(fields))
+    cls = _nt_classes.get(key)
+    if cls is None:
+        if len(_nt_classes) >= _NT_CACHE_SIZE:
+            _nt_classes.clear()
+        try:
+            cls = collections.namedtuple(name, fields)
+        except (TypeError, ValueError) as e:
+            raise DecodeError(f"bad namedtuple: {e}") from None
+        _nt_classes[key] = cls
+    return cls
+
+
+def _tz_decode(v):
+    if v is None:
+        return None
+    if type(v) is not list or len(v) != 2 or type(v[1]) not in (str, type(None)):
+        raise DecodeError("bad timezone")
+    return datetime.timezone(datetime.timedelta(seconds=v[0]), v[1]) if v[1] else \
+        datetime.timezone(datetime.timedelta(seconds=v[0]))
+
+
+def _pairs(x, start, resolve, depth):
+    if (len(x) - start) % 2:
+        raise DecodeError("odd mapping")
+    dec = decode
+    return [(dec(x[i], resolve, depth + 1), dec(x[i + 1], resolve, depth + 1)) for i in range(start, len(x), 2)]
+
+
+def _items(x, start, resolve, depth):
+    return [decode(v, resolve, depth + 1) for v in x[start:]]
+
+
+def _str(v):
+    if type(v) is not str:
+        raise DecodeError("expected text")
+    return v
+
+
+def _int(v):
+    if type(v) is not int:
+        raise DecodeError("expected an int")
+    return v
+
+
+def _dt(x):
+    kind, args = x[1], x[2:]
+    if kind == "date":
+        return datetime.date(*map(_int, args))
+    if kind == "timedelta":
+        return datetime.timedelta(*map(_int, args))
+    if kind == "datetime" and len(args) == 9:
+        return datetime.datetime(*map(_int, args[:7]), tzinfo=_tz_decode(args[7]), fold=_int(args[8]))
+    if kind == "time" and len(args) == 6:
+        return datetime.time(*map(_int, args[:4]), tzinfo=_tz_decode(args[4]), fold=_int(args[5]))
+    raise DecodeError("bad date/time")
+
+
+def _decode_tagged(x, resolve, depth):
+    tag = x[0]
+    if tag == "l":
+        return _items(x, 1, resolve, depth)
+    if tag == "t":
+        return tuple(_items(x, 1, resolve, depth))
+    if tag == "d":
+        return dict(_pairs(x, 1, resolve, depth))
+    if tag == "s":
+        return set(_items(x, 1, resolve, depth))
+    if tag == "fs":
+        return frozenset(_items(x, 1, resolve, depth))
+    if tag == "b":
+        return _str(x[1]).encode("latin-1")
+    if tag == "ba":
+        return bytearray(_str(x[1]).encode("latin-1"))
+    if tag == "i":
+        return int(_str(x[1]), 16)
+    if tag == "c":
+        if type(x[1]) not in (int, float) or type(x[2]) not in (int, float):
+            raise DecodeError("bad complex")
+        return complex(x[1], x[2])
+    if tag == "nt":
+        fields = x[2]
+        if type(fields) is not list or len(x) - 3 != len(fields) or not all(type(f) is str for f in fields):
+            raise DecodeError("bad namedtuple")
+        return _namedtuple(_str(x[1]), fields)(*_items(x, 3, resolve, depth))
+    if tag == "ct":
+        return collections.Counter(dict(_pairs(x, 1, resolve, depth)))
+    if tag == "od":
+        return collections.OrderedDict(_pairs(x, 1, resolve, depth))
+    if tag == "dd":
+        factory = x[1]
+        if factory is not None and factory not in _FACTORIES:
+            raise DecodeError("bad defaultdict factory")
+        return collections.defaultdict(_FACTORIES.get(factory), _pairs(x, 2, resolve, depth))
+    if tag == "dq":
+        maxlen = x[1]
+        if maxlen is not None and (type(maxlen) is not int or maxlen < 0):
+            raise DecodeError("bad deque")
+        return collections.deque(_items(x, 2, resolve, depth), maxlen)
+    if tag == "cm":
+        maps = _items(x, 1, resolve, depth)
+        if not all(isinstance(m, dict) for m in maps):
+            raise DecodeError("bad ChainMap")
+        return collections.ChainMap(*maps)
+    if tag in ("ul", "ud", "mp", "sn"):
+        inner = decode(x[1], resolve, depth + 1)
+        want = list if tag == "ul" else dict
+        if type(inner) is not want:
+            raise DecodeError(f"bad {tag}")
+        if tag == "ul":
+            return collections.UserList(inner)
+        if tag == "ud":
+            return collections.UserDict(inner)
+        if tag == "sn":
+            if not all(type(k) is str for k in inner):
+                raise DecodeError("bad SimpleNamespace")
+            return types.SimpleNamespace(**inner)
+        return types.MappingProxyType(inner)
+    if tag == "us":
+        return collections.UserString(_str(x[1]))
+    if tag == "rg":
+        return range(_int(x[1]), _int(x[2]), _int(x[3]))
+    if tag == "dec":
+        try:
+            return decimal.Decimal(_str(x[1]))
+        except decimal.InvalidOperation:
+            raise DecodeError("bad Decimal") from None
+    if tag == "fr":
+        return fractions.Fraction(_int(decode(x[1], resolve, depth + 1)), _int(decode(x[2], resolve, depth + 1)))
+    if tag == "dt":
+        return _dt(x)
+    if tag == "e":
+        return build_exception(x[1], resolve, depth)
+    if tag in ("h", "y", "R"):
+        return resolve(x)
+    raise DecodeError(f"unknown tag {tag!r}")
+
+
+def decode(x, resolve, depth=0):
+    """The value a tree from encode() stands for; handles and references go through resolve(tagged)."""
+    t = type(x)
+    if t is str or t is int or t is float or t is bool or x is None:
+        return x
+    if t is not list or not x or type(x[0]) is not str:
+        raise DecodeError(f"not a value: {t.__name__}")
+    if depth > MAX_DEPTH + 2:
+        raise DecodeError("value nested too deeply")
+    try:
+        return _decode_tagged(x, resolve, depth)
+    except (DecodeError, RecursionError):
+        raise
+    except (TypeError, ValueError, IndexError, OverflowError, KeyError) as e:
+        raise DecodeError(f"bad {x[0]!r} value: {type(e).__name__}: {e}") from None
+
+
+def build_exception(desc, resolve, depth=0):
+    """A genuine exception instance from encode_exception()'s description (its class resolved by `resolve`)."""
+    if type(desc) is not dict:
+        raise DecodeError("bad exception")
+    cls = resolve(desc.get("cls")) if type(desc.get("cls")) is list else None
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        raise DecodeError("exception class is not an exception")
+    raw = desc.get("args")
+    args = tuple(decode(a, resolve, depth + 1) for a in raw) if type(raw) is list else (desc.get("str") or "",)
+    try:
+        exc = cls(*args)
+    except Exception:
+        exc = cls.__new__(cls)
+        exc.args = args
+    attrs = desc.get("attrs") or []
+    if type(attrs) is list:
+        for i in range(0, len(attrs) - 1, 2):
+            if type(attrs[i]) is str and not attrs[i].startswith("_"):
+                try:
+                    setattr(exc, attrs[i], decode(attrs[i + 1], resolve, depth + 1))
+                except Exception:
+                    pass
+    return exc

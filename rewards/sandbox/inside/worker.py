@@ -1,0 +1,588 @@
+"""The sandbox worker: a long-lived supervisor inside bubblewrap (or under rlimits) that runs one job at a time
+and never runs job code itself.
+
+Three processes serve it, each in its own role:
+  zygote     forked first, before any job is read; forks one candidate process per job (zygote.py)
+  judge      long-lived; runs the tests and decides every verdict (judge.py), restarted when in doubt
+  candidate  per job (per test for stdio); runs the program and answers the judge (candidate.py)
+The worker enforces every deadline from outside: a test that outlives its time limit gets its candidate
+killed (and the judge too if it does not answer), the verdicts already decided are kept, and a fresh
+candidate runs the remaining tests. After each job it kills whatever the job left and empties the scratch
+directories. Protocol with the server on its stdin/stdout: one frame in (the job), one frame out.
+stdlib only: this module runs inside the sandbox.
+"""
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import time
+
+from . import candidate, framing
+
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_DUMPABLE = 4
+JUDGE_PRELOAD = ("unittest", "unittest.mock", "json", "collections", "itertools", "functools", "math", "cmath",
+                 "re", "string", "heapq", "bisect", "random", "fractions", "decimal", "statistics", "operator",
+                 "copy", "typing", "dataclasses", "datetime", "io", "array", "enum", "contextlib", "textwrap",
+                 "tempfile", "inspect", "traceback")
+_GRACE_S = 1.0  # how long the judge may take to notice its candidate was killed
+_SPEC_CACHE = 256
+
+
+def _libc():
+    import ctypes  # the worker only: nothing job-related runs in this process
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _proc_entries():
+    try:
+        return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return []
+
+
+def _stat(pid):
+    """(state, ppid) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+        rest = data[data.rindex(b")") + 2:].split()
+        return rest[0].decode(), int(rest[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _fork_helper(fd, target, *args):
+    """Fork a helper process that talks to us on fd (moved to 3) and runs target(3, *args); returns its pid."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.dup2(fd, 3)
+            os.closerange(4, 1 << 16)
+            target(3, *args)
+        finally:
+            os._exit(0)
+    os.close(fd)
+    return pid
+
+
+class _Candidate:
+    __slots__ = ("pid", "out", "err", "chan", "status", "bufs", "dropped", "t0")
+
+    def __init__(self, pid, out, err, chan):
+        self.pid, self.out, self.err, self.chan = pid, out, err, chan
+        self.status = None  # wait status, once the zygote reports the exit
+        self.bufs = {out: bytearray(), err: bytearray()}
+        self.dropped = {out: 0, err: 0}
+        self.t0 = time.monotonic()
+
+
+class Worker:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.pid = os.getpid()
+        self.namespace = cfg["mode"] == "bwrap"  # alone in a pid namespace: everything else is ours
+        self.base = cfg["workdir"]
+        self.counter = 0
+        self.dirty = False  # something could not be cleaned: the server must replace this worker
+        self.zygote = self.zsock = None
+        self.zexits = {}
+        self.judge = self.jsock = self.jreader = None
+        self.judge_specs = set()
+        self.specs = {}
+        self.landlock = []
+
+    # ---------------------------------------------------------------- helpers
+    def start_zygote(self):
+        from . import zygote
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        prefix = os.path.realpath(sys.base_prefix)
+        read = ["/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32", prefix, "/etc/localtime", "/dev/null",
+                "/dev/zero", "/dev/urandom", "/dev/random"] + (["/proc"] if self.namespace else [])
+        write = [self.base] + (["/dev/shm"] if self.namespace else [])
+        execute = ["/usr", "/bin", prefix] if self.namespace else []
+        self.zygote = _fork_helper(theirs.detach(), zygote.serve, read, write, execute, self.cfg.get("landlock", True))
+        self.zsock = ours
+        hello = json.loads(ours.recv(65536) or b"{}")
+        self.landlock = hello.get("landlock", [])
+        self.readable = read
+
+    def _zmsg(self, deadline):
+        """The zygote's next message (an exit report or a pid); None if it is gone or silent past deadline."""
+        if not select.select([self.zsock], [], [], max(deadline - time.monotonic(), 0))[0]:
+            return None
+        data = self.zsock.recv(65536)
+        if not data:
+            self.dirty = True  # a zygote cannot be replaced: a new one would be forked from a used worker
+            return None
+        msg = json.loads(data)
+        if "exit" in msg:
+            self.zexits[msg["exit"]] = msg["status"]
+        return msg
+
+    def start_judge(self):
+        from . import judge
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.judge = _fork_helper(theirs.detach(), judge.main, self.base, self.cfg.get("judge_memory_mb", 2048))
+        self.jsock, self.jreader, self.judge_specs = ours, framing.Reader(1 << 26), set()
+
+    def stop_judge(self):
+        if self.judge is not None:
+            try:
+                os.kill(self.judge, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.waitpid(self.judge, 0)
+            except ChildProcessError:
+                pass
+            self.jsock.close()
+        self.judge = self.jsock = self.jreader = None
+
+    def spawn(self, job, jobdir, stdin_fd=None):
+        """A candidate process from the zygote: (candidate, our end of its channel)."""
+        lim = job["limits"]
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        r_out, w_out = os.pipe()
+        r_err, w_err = os.pipe()
+        stdin = stdin_fd if stdin_fd is not None else os.open("/dev/null", os.O_RDONLY)
+        req = {"jobdir": jobdir, "limits": lim, "nproc": self._tasks() + lim["max_processes"],
+               "hook": not self.namespace, "readable": self.readable, "limit": 1 << 26}
+        try:
+            socket.send_fds(self.zsock, [json.dumps(req).encode()], [stdin, w_out, w_err, theirs.fileno()])
+        finally:
+            for fd in (w_out, w_err, stdin):
+                os.close(fd)
+            theirs.close()
+        deadline = time.monotonic() + 10
+        pid = None
+        while pid is None:
+            msg = self._zmsg(deadline)
+            if msg is None:
+                for fd in (r_out, r_err):
+                    os.close(fd)
+                ours.close()
+                raise RuntimeError("the zygote did not answer")
+            pid = msg.get("pid")
+        return _Candidate(pid, r_out, r_err, ours)
+
+    def kill_candidate(self, cand):
+        """Kill the candidate's process group and learn its wait status."""
+        try:
+            os.killpg(cand.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        deadline = time.monotonic() + 5
+        while cand.pid not in self.zexits and time.monotonic() < deadline:
+            if self._zmsg(deadline) is None and self.dirty:
+                break
+        cand.status = self.zexits.pop(cand.pid, cand.status)
+        self._drain(cand)
+        for fd in (cand.out, cand.err):
+            os.close(fd)
+        if cand.chan is not None:
+            cand.chan.close()
+
+    def _capture(self, cand, fd, chunk):
+        cap = self.cfg_job["max_output"]
+        room = cap - len(cand.bufs[fd])
+        cand.bufs[fd] += chunk[:max(room, 0)]
+        cand.dropped[fd] += max(len(chunk) - max(room, 0), 0)
+
+    def _drain(self, cand):
+        """Whatever the candidate wrote before it died (bounded: a surviving child could write forever)."""
+        for fd in (cand.out, cand.err):
+            for _ in range(self.cfg_job["max_output"] // 65536 + 64):
+                if not select.select([fd], [], [], 0)[0]:
+                    break
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                self._capture(cand, fd, chunk)
+
+    # ---------------------------------------------------------------- process hygiene
+    def _victims(self):
+        spare = {self.pid, 1, self.zygote, self.judge}
+        pids = [p for p in _proc_entries() if p not in spare]
+        stats = {p: _stat(p) for p in pids}
+        if self.namespace:
+            return [p for p, s in stats.items() if s and s[0] != "Z"]
+        # Without a pid namespace /proc shows the host: only our descendants are fair game.
+        children = {}
+        for p, s in stats.items():
+            if s:
+                children.setdefault(s[1], []).append(p)
+        out, todo = [], [self.pid, self.zygote]
+        while todo:
+            for c in children.get(todo.pop(), ()):
+                if c not in spare:
+                    out.append(c)
+                    todo.append(c)
+        return [p for p in out if stats[p][0] != "Z"]
+
+    def _reap(self):
+        helpers = (self.zygote, self.judge)
+        for p in _proc_entries() if self.namespace else ():
+            s = _stat(p)
+            if s and s[0] == "Z" and s[1] == self.pid and p not in helpers:
+                try:
+                    os.waitpid(p, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+
+    def sweep(self):
+        """Kill every process the job left (daemons, double forks, escaped sessions); True if clean."""
+        for attempt in range(400):
+            victims = self._victims()
+            self._reap()
+            if not victims:
+                return True
+            for p in victims:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.0005 if attempt < 20 else 0.005)
+        self._reap()
+        return not self._victims()
+
+    def _tasks(self):
+        """Tasks (threads) owned by our uid now: RLIMIT_NPROC counts them against the job."""
+        if self.namespace:
+            return len(_proc_entries()) + 4
+        uid, n = os.getuid(), 0
+        for p in _proc_entries():
+            try:
+                with open(f"/proc/{p}/status", "rb") as f:
+                    fields = dict(line.split(b":", 1) for line in f.read().splitlines() if b":" in line)
+                if int(fields[b"Uid"].split()[0]) == uid:
+                    n += int(fields[b"Threads"])
+            except (OSError, KeyError, ValueError):
+                pass
+        return n + 4
+
+    def _clean_files(self):
+        """Empty the scratch directories; False when something could not be removed."""
+        clean = True
+        for d in self.cfg["scratch"]:
+            try:
+                entries = os.listdir(d)
+            except OSError:
+                continue
+            for name in entries:
+                p = os.path.join(d, name)
+                try:
+                    if os.path.isdir(p) and not os.path.islink(p):
+                        for root, dirs, _files in os.walk(p):  # programs may chmod 000 their dirs
+                            for x in [root, *(os.path.join(root, k) for k in dirs)]:
+                                os.chmod(x, 0o700)
+                        shutil.rmtree(p)
+                    else:
+                        os.unlink(p)
+                except (OSError, RecursionError):
+                    clean = False
+        return clean
+
+    # ---------------------------------------------------------------- one job
+    def run_job(self, job):
+        t0 = time.monotonic()
+        self.cfg_job = job
+        spec = self.specs.get(job["digest"])
+        if spec is None:
+            return {"need_spec": True}
+        n = len(spec["plan"])
+        results = [None] * n
+        self.counter += 1
+        jobdir = os.path.join(self.base, f"job{self.counter}-{os.urandom(6).hex()}")
+        os.mkdir(jobdir, 0o700)
+        deadline_job = t0 + job["job_timeout_s"]
+        note, children = "", 0
+        if spec["format"] == "stdio":
+            children = self._run_stdio(job, spec, jobdir, results, deadline_job)
+        else:
+            remaining = list(spec["order"])
+            while remaining and time.monotonic() < deadline_job and not self.dirty and children <= n + 2:
+                children += 1
+                if not self._attempt(job, spec, jobdir, remaining, results, deadline_job):
+                    break
+        for i in range(n):
+            if results[i] is None:
+                results[i] = {"status": "timeout", "runtime_s": 0.0, "detail": "job wall-clock limit exceeded"}
+        return {"results": results, "note": note, "children": children, "runtime_s": time.monotonic() - t0}
+
+    def _attempt(self, job, spec, jobdir, remaining, results, deadline_job):
+        """One candidate (and judge) over the remaining tests; False when nothing more can run."""
+        if self.judge is None:
+            self.start_judge()
+        cand = self.spawn(job, jobdir)
+        msg = {"digest": job["digest"], "code": job["code"], "order": list(remaining), "jobdir": jobdir,
+               "detail_chars": job["detail_chars"], "max_output": job["max_output"],
+               "max_value_bytes": job.get("max_value_bytes", 16 << 20),
+               "spec": None if job["digest"] in self.judge_specs else spec}
+        self.judge_specs.add(job["digest"])
+        try:
+            socket.send_fds(self.jsock, [framing.pack(msg)], [cand.chan.fileno()])
+            sent = True
+        except OSError:
+            sent = False
+            self.stop_judge()
+        cand.chan.close()
+        cand.chan = None
+        outcome = self._supervise(job, cand, remaining, results, deadline_job) if sent else "restart"
+        self.kill_candidate(cand)
+        return outcome != "done"
+
+    def _supervise(self, job, cand, remaining, results, deadline_job):
+        t_test = job["test_timeout_s"]
+        deadline = min(time.monotonic() + t_test, deadline_job)
+        started = False  # the program loaded: from now on the test that hangs is the first one unreported
+        fds = [self.jsock, cand.out, cand.err, self.zsock]
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                current = remaining[0] if started and remaining else None
+                return self._timed_out(job, cand, current, remaining, results, deadline_job)
+            ready, _, _ = select.select(fds, [], [], left)
+            for fd in ready:
+                if fd is self.zsock:
+                    if self._zmsg(time.monotonic()) is None and self.dirty:
+                        fds.remove(self.zsock)
+                    if cand.pid in self.zexits:
+                        cand.status = self.zexits[cand.pid]
+                    continue
+                if fd is self.jsock:
+                    data = self.jsock.recv(1 << 20)
+                    if not data:  # the judge died
+                        self.stop_judge()
+                        if started and remaining:
+                            results[remaining[0]] = {"status": "killed", "runtime_s": 0.0,
+                                                     "detail": "the judge process died"}
+                            remaining.pop(0)
+                        return "restart"
+                    try:
+                        records = self.jreader.feed(data)
+                    except framing.FrameError:
+                        self.stop_judge()
+                        return "restart"
+                    for rec in records:
+                        what = rec[0]
+                        if what == "end":
+                            i = rec[1]
+                            r = {"status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
+                            if r["status"] == "killed":
+                                self._refine(cand, r)
+                            results[i] = r
+                            if i in remaining:
+                                remaining.remove(i)
+                            started = True
+                            deadline = min(time.monotonic() + t_test, deadline_job)
+                        elif what == "ready":
+                            started = True
+                            deadline = min(time.monotonic() + t_test, deadline_job)
+                        elif what == "prelude":
+                            r = {"status": rec[1], "runtime_s": 0.0, "detail": rec[2]}
+                            if r["status"] == "killed":
+                                self._refine(cand, r)
+                            for i in remaining:
+                                results[i] = dict(r)
+                            remaining.clear()
+                        elif what == "need_spec":
+                            self.judge_specs.discard(job["digest"])
+                            return "restart"
+                        elif what == "retire":
+                            self.stop_judge()
+                            return "done"
+                        elif what in ("done", "restart"):
+                            if what == "done" and not remaining:
+                                self._maybe_retire()
+                            return what
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    fds.remove(fd)
+                else:
+                    self._capture(cand, fd, chunk)
+
+    def _maybe_retire(self):
+        """A judge that reports retire does so right after done: read it without waiting."""
+        if self.jsock is not None and select.select([self.jsock], [], [], 0)[0]:
+            data = self.jsock.recv(1 << 20)
+            if not data or any(r[0] == "retire" for r in self.jreader.feed(data)):
+                self.stop_judge()
+
+    def _refine(self, cand, r):
+        """Turn "the candidate ended" into what happened to it (time, memory, a signal), once the zygote knows."""
+        deadline = time.monotonic() + 0.2
+        while cand.pid not in self.zexits and time.monotonic() < deadline and not self.dirty:
+            self._zmsg(deadline)
+        status = self.zexits.get(cand.pid)
+        self._drain(cand)
+        stderr = bytes(cand.bufs[cand.err]).decode("utf-8", "replace")
+        if status is None:
+            return False
+        r["status"], why = _classify_exit(status, stderr)
+        r["detail"] = (why + "\n" + stderr[-self.cfg_job["detail_chars"]:]).strip()
+        return True
+
+    def _timed_out(self, job, cand, current, remaining, results, deadline_job):
+        """A test (or the program's start-up) outlived its deadline: kill the candidate, keep what was decided."""
+        try:
+            os.killpg(cand.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        why = "job wall-clock limit exceeded" if time.monotonic() >= deadline_job else "wall-clock limit exceeded"
+        lost = [current] if current is not None else list(remaining)
+        for i in lost:
+            results[i] = {"status": "timeout", "runtime_s": 0.0, "detail": why}
+            remaining.remove(i)
+        # The judge notices the dead candidate and says so; one that does not answer is stuck itself.
+        deadline = time.monotonic() + _GRACE_S
+        while self.jsock is not None and time.monotonic() < deadline:
+            if not select.select([self.jsock], [], [], max(deadline - time.monotonic(), 0))[0]:
+                break
+            data = self.jsock.recv(1 << 20)
+            if not data:
+                break
+            try:
+                records = self.jreader.feed(data)
+            except framing.FrameError:
+                break
+            for rec in records:
+                if rec[0] == "end" and rec[1] in remaining:  # decided before the kill: keep it
+                    results[rec[1]] = {"status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
+                    remaining.remove(rec[1])
+                elif rec[0] in ("restart", "done", "prelude"):
+                    return "restart"
+        self.stop_judge()
+        return "restart"
+
+    # ---------------------------------------------------------------- stdio
+    def _run_stdio(self, job, spec, jobdir, results, deadline_job):
+        children = 0
+        for i in spec["order"]:
+            if time.monotonic() >= deadline_job or self.dirty:
+                break
+            data = spec["plan"][i].encode()
+            mem = os.memfd_create("stdin", 0)
+            framing.write_all(mem, data)
+            os.lseek(mem, 0, os.SEEK_SET)
+            cand = self.spawn(job, jobdir, stdin_fd=mem)
+            children += 1
+            try:
+                framing.send(cand.chan.fileno(), {"code": job["code"], "name": "__main__", "serve": False})
+            except OSError:
+                pass
+            cand.chan.close()
+            cand.chan = None
+            results[i] = self._watch_stdio(job, cand, deadline_job)
+            self.kill_candidate(cand)
+            results[i]["stdout"] = bytes(cand.bufs[cand.out]).decode("utf-8", "replace")
+            results[i]["truncated"] = cand.dropped[cand.out] > 0
+            if not self.sweep():
+                self.dirty = True
+        return children
+
+    def _watch_stdio(self, job, cand, deadline_job):
+        t0 = time.monotonic()
+        deadline = min(t0 + job["test_timeout_s"], deadline_job)
+        fds = [cand.out, cand.err, self.zsock]
+        while cand.pid not in self.zexits:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return {"status": "timeout", "runtime_s": time.monotonic() - t0, "detail": "wall-clock limit exceeded"}
+            for fd in select.select(fds, [], [], left)[0]:
+                if fd is self.zsock:
+                    if self._zmsg(time.monotonic()) is None and self.dirty:
+                        return {"status": "killed", "runtime_s": 0.0, "detail": "sandbox zygote died"}
+                    continue
+                chunk = os.read(fd, 65536)
+                if chunk:
+                    self._capture(cand, fd, chunk)
+                else:
+                    fds.remove(fd)
+        runtime = time.monotonic() - t0
+        status = self.zexits[cand.pid]
+        self._drain(cand)
+        stderr = bytes(cand.bufs[cand.err]).decode("utf-8", "replace")
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            return {"status": "ok", "runtime_s": runtime, "detail": ""}
+        st, why = _classify_exit(status, stderr)
+        if st == "killed" and os.WIFEXITED(status):
+            code = os.WEXITSTATUS(status)
+            st, why = ("syntax", "the program does not compile") if code == candidate.SYNTAX_EXIT else \
+                ("error", f"exit status {code}")
+        return {"status": st, "runtime_s": runtime, "detail": (why + "\n" + stderr[-job["detail_chars"]:]).strip()}
+
+    def finish_job(self):
+        """After the reply: kill what the job left, empty the scratch directories."""
+        clean = self.sweep()
+        self.dirty = self.dirty or not clean or not self._clean_files()
+
+
+def _classify_exit(status, stderr):
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+        return "timeout", "CPU-time limit exceeded"
+    if "MemoryError" in stderr or "Cannot allocate memory" in stderr:
+        return "memory", "out of memory"
+    if os.WIFSIGNALED(status):
+        return "killed", f"killed by signal {os.WTERMSIG(status)}"
+    return "killed", f"exited (status {os.WEXITSTATUS(status)}) before its tests finished"
+
+
+def main(cfg):
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    os.close(null)
+    os.umask(0o077)
+    libc = _libc()
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # Non-dumpable before any fork: no process of a job (same uid) can ptrace us, the zygote or the judge,
+    # or open their /proc/<pid>/mem or fd/* (our pipe to the server, the judge's report socket).
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    import _sitebuiltins  # -S skips site: give programs the usual exit()/quit()
+    import builtins
+    builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
+    builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
+    worker = Worker(cfg)
+    worker.start_zygote()  # first: nothing of any job exists yet
+    for name in JUDGE_PRELOAD:
+        try:
+            __import__(name)
+        except Exception:
+            pass
+    worker.start_judge()
+    framing.send(proto_out, {"ready": True, "pid": os.getpid(), "uid": os.getuid(), "python": sys.version.split()[0],
+                             "landlock": worker.landlock})
+    while True:
+        try:
+            job = framing.recv(proto_in, 1 << 30)
+        except framing.FrameError:
+            break
+        if job is None:
+            break
+        if worker.dirty:
+            framing.send(proto_out, {"retry": True})  # replace me and resend the job
+            break
+        if job.get("spec") is not None:
+            worker.specs[job["digest"]] = job["spec"]
+            while len(worker.specs) > _SPEC_CACHE:
+                worker.specs.pop(next(iter(worker.specs)))
+        try:
+            reply = worker.run_job(job)
+        except Exception as e:  # a worker bug must not look like a pass
+            worker.sweep()
+            reply = {"error": f"{type(e).__name__}: {e}"}
+        reply["clean"] = not worker.dirty
+        framing.send(proto_out, reply)
+        try:
+            worker.finish_job()
+        except Exception:
+            worker.dirty = True
+    worker.sweep()

@@ -1,0 +1,62 @@
+"""What a sandbox job is and what it gives back: Job, JobResult, TestOutcome and the fixed set of statuses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rewards.labels import Label
+
+# Per-test statuses. "syntax" = the program (or a test) does not compile; "memory" = hit the address-space
+# limit; "killed" = the program's process died by a signal, exited early, or ended while a test ran;
+# "unsupported" = the test needed the program to decide a comparison (an opaque object compared, a test
+# value passed to it that cannot cross the plain-data channel): not judgeable, never a pass.
+STATUSES = ("passed", "failed", "error", "timeout", "memory", "killed", "syntax", "unsupported")
+
+
+class SandboxError(RuntimeError):
+    """The pool cannot run jobs (closed, or its workers cannot start)."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One candidate program and the tests to run it against."""
+
+    code: str
+    label: Label
+
+
+@dataclass
+class TestOutcome:
+    """What happened to one test case."""
+
+    status: str  # one of STATUSES
+    runtime_s: float = 0.0
+    detail: str = ""  # short, capped excerpt of stderr / traceback / diff
+
+
+@dataclass
+class JobResult:
+    """Per-test outcomes of one job, in test order."""
+
+    outcomes: list[TestOutcome]
+    expected: int  # number of test cases the spec declares (counted outside the sandbox)
+    runtime_s: float = 0.0
+    cached: bool = False  # True when this result was shared with an identical job in the batch
+    detail: str = ""  # job-level note
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> int:
+        return sum(o.status == "passed" for o in self.outcomes)
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.expected if self.expected else 0.0
+
+    @property
+    def status(self) -> str:
+        """'passed' if every test passed, else the first non-passing status."""
+        for o in self.outcomes:
+            if o.status != "passed":
+                return o.status
+        return "passed" if self.outcomes and len(self.outcomes) == self.expected else "killed"

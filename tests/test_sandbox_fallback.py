@@ -1,0 +1,99 @@
+"""The rlimits fallback (no namespaces): the judge/candidate split decides verdicts as with bubblewrap, and the
+candidate is kept off host files, other jobs' files and the network by Landlock where the kernel has it and
+by the containment hook where it does not. Bounded and safe if containment failed: reads only, writes only
+under pytest's tmp_path, no signals."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from rewards.config import SandboxConfig
+from rewards.labels import parse_label
+from rewards.sandbox import Job, Sandbox
+from rewards.sandbox.inside import landlock
+
+pytestmark = pytest.mark.timeout(180)
+
+WRONG_BUT_READS = ("import os\ndef grab(path, dir_fd=None):\n    try:\n"
+                   "        fd = os.open(path, os.O_RDONLY, dir_fd=dir_fd)\n"
+                   "        try:\n            return os.read(fd, 4096).decode('latin-1')\n        finally:\n            os.close(fd)\n"
+                   "    except OSError as e:\n        return type(e).__name__\n")
+
+
+@pytest.fixture(scope="module", params=["landlock", "hook-only"])
+def fallback(request):
+    if request.param == "landlock" and landlock.abi_version() < 1:
+        pytest.skip("this kernel has no Landlock (a kernel feature, not an install)")
+    cfg = SandboxConfig(isolation="rlimits", workers=1, test_timeout_s=2.0, landlock=request.param == "landlock")
+    with Sandbox(cfg) as s:
+        yield s
+
+
+@pytest.fixture()
+def secret(tmp_path):
+    path = tmp_path / "host-secret.txt"
+    path.write_text("HOSTSECRET-93")
+    os.chmod(path, 0o644)
+    os.chmod(tmp_path, 0o755)
+    return str(path)
+
+
+def test_fallback_reports_itself(fallback):
+    info = fallback.info()
+    assert info["mode"] == "rlimits" and info["warnings"]
+    assert info["landlock"] == (["filesystem", "network", "signals"] if fallback.config.landlock else [])
+
+
+def test_host_files_stay_out_of_reach(fallback, secret):
+    probes = [f"grab({secret!r})", "grab('/proc/self/../1/environ')", "grab('/proc/self/root' + "
+              f"{secret!r})", "grab('/etc/passwd')", f"grab({os.path.basename(secret)!r}, "
+              f"dir_fd=os.open({os.path.dirname(secret)!r}, os.O_RDONLY))",
+              "grab('passwd', dir_fd=os.open('/etc', os.O_RDONLY))",
+              f"grab('../../..' + {secret!r}, dir_fd=os.open('/usr', os.O_RDONLY))"]
+    label = parse_label({"format": "assert", "tests": [f"assert 'HOSTSECRET' in {p}" for p in probes] +
+                         ["assert 'root:' in grab('/etc/passwd')"]})
+    r = fallback.run([Job(WRONG_BUT_READS, label)])[0]
+    assert r.passed == 0, [(o.status, o.detail[-300:]) for o in r.outcomes]
+
+
+def test_a_later_job_cannot_read_an_earlier_jobs_files(fallback, tmp_path):
+    plant = ("import os, tempfile\nfor d in ('.', '..', '/tmp', tempfile.gettempdir(), '/dev/shm'):\n    try:\n"
+             "        open(os.path.join(d, 'zq-planted-by-job-1'), 'w').write('x')\n    except OSError:\n        pass\n"
+             "def f():\n    return os.getcwd()\n")
+    label = parse_label({"format": "assert", "tests": ["assert f()"]})
+    first = fallback.run([Job(plant, label)])[0]
+    assert first.pass_rate == 1.0
+    look = ("import os\ndef found():\n    hits = []\n    for root in ('..', '../..', '/tmp', '/dev/shm', '.'):\n"
+            "        try:\n            names = os.listdir(root)\n        except OSError:\n            continue\n"
+            "        hits += [root for n in names if n.startswith('zq-planted')]\n    return hits\n")
+    r = fallback.run([Job(look, parse_label({"format": "assert", "tests": ["assert found() == []"]}))])[0]
+    assert r.pass_rate == 1.0, r.outcomes[0].detail
+    leftovers = [p for root in ("/tmp", "/dev/shm") for p in os.listdir(root) if p.startswith("zq-planted")]
+    for p in leftovers:  # never leave the bait behind, even when the assertion below fails
+        os.unlink(os.path.join("/tmp" if os.path.exists(os.path.join("/tmp", p)) else "/dev/shm", p))
+    assert leftovers == []
+
+
+def test_no_network_and_no_execs(fallback):
+    code = ("import subprocess, socket\ndef net():\n    try:\n        socket.create_connection(('127.0.0.1', 9), timeout=0.5)\n"
+            "        return 'connected'\n    except Exception as e:\n        return type(e).__name__\n"
+            "def run():\n    try:\n        return subprocess.run(['/bin/true']).returncode\n    except Exception as e:\n"
+            "        return type(e).__name__\n")
+    label = parse_label({"format": "assert", "tests": ["assert net() == 'connected'", "assert run() == 0"]})
+    r = fallback.run([Job(code, label)])[0]
+    assert r.passed == 0, [(o.status, o.detail[-300:]) for o in r.outcomes]
+
+
+def test_verdicts_are_the_judges_in_the_fallback_too(fallback):
+    forge = ("import os, json, struct, unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+             "def f(x):\n    for fd in range(3, 64):\n        body = json.dumps(['ok', 'guess']).encode()\n        try:\n"
+             "            os.write(fd, struct.pack('>Q', len(body)) + body)\n        except OSError:\n            pass\n"
+             "    return 0\n")
+    ut = ("import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(2), 4)\n"
+          "    def test_b(self):\n        self.assertEqual(f(3), 9)\n")
+    r = fallback.run([Job(forge, parse_label({"format": "unittest", "tests": [ut]}))])[0]
+    assert r.passed == 0
+    good = fallback.run([Job("def f(x):\n    return x * x\n", parse_label({"format": "unittest", "tests": [ut]}))])[0]
+    assert good.pass_rate == 1.0

@@ -1,0 +1,207 @@
+"""The candidate never judges itself: each class of forged pass found against the in-process harness, run
+generically against the judge/candidate split (docs/sandbox.md, "What holds by construction").
+
+Every program defines a wrong `f` (none contains the expected value) and then tries to pass anyway: by finding the expected value (the tests
+hold a marker string) in its own process, by forging verdict records, by getting the judge to run its
+hooks, by lying about values, or by attacking the helper processes. Each runs against the same tests in
+the assert, unittest and humaneval formats. Bounded like the rest of the adversarial suite: scans have
+caps, signals go only to processes whose command line carries the sandbox's own marker.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rewards.config import SandboxConfig
+from rewards.labels import parse_label
+from rewards.sandbox import Job, Sandbox
+
+pytestmark = pytest.mark.timeout(300)
+
+SECRET = "zq-EXPECTED-7Kx31"
+LABELS = {
+    "assert": {"format": "assert", "tests": [f"assert f(2) == {SECRET!r}", f"assert f(3) == {SECRET!r} + '!'"]},
+    "unittest": {"format": "unittest", "tests": [
+        "import unittest\nclass TestF(unittest.TestCase):\n"
+        f"    def test_a(self):\n        self.assertEqual(f(2), {SECRET!r})\n"
+        f"    def test_b(self):\n        self.assertTrue(f(3) == {SECRET!r} + '!')\n"]},
+    "humaneval": {"format": "humaneval", "entry_point": "f", "tests": [
+        f"def check(candidate):\n    assert candidate(2) == {SECRET!r}\n    assert candidate(3) == {SECRET!r} + '!'\n"]},
+}
+# Returns the marker it found (with the '!' the second test wants), or a wrong answer.
+_ANSWER = ("def _answer(found, x):\n    if found is None:\n        return 'wrong'\n"
+           "    return found if x == 2 else found + '!'\n")
+
+ATTACKS = {
+    # The expected value is not in the candidate's process: not in its objects, frames, modules, memory.
+    "oracle_gc_objects": _ANSWER + (
+        "import gc\ndef f(x):\n    for o in gc.get_objects()[:2000000]:\n        if type(o) is str and 'EXPECTED' in o:\n"
+        "            return _answer(o[o.index('zq-'):o.index('zq-') + 17], x)\n"
+        "        if type(o) in (tuple, list):\n            for v in o[:64]:\n"
+        "                if type(v) is str and 'EXPECTED' in v:\n                    return _answer(v, x)\n"
+        "    return _answer(None, x)\n"),
+    "oracle_frames_and_signals": _ANSWER + (
+        "import sys, signal\nseen = []\ndef _scan(fr):\n    n = 0\n    while fr is not None and n < 200:\n"
+        "        for d in (fr.f_locals, fr.f_globals):\n            for v in list(d.values())[:500]:\n"
+        "                if type(v) is str and 'EXPECTED' in v:\n                    seen.append(v)\n"
+        "        fr = fr.f_back\n        n += 1\n"
+        "def f(x):\n    _scan(sys._getframe())\n    signal.signal(signal.SIGUSR1, lambda s, fr: _scan(fr))\n"
+        "    signal.raise_signal(signal.SIGUSR1)\n    return _answer(seen[0] if seen else None, x)\n"),
+    "oracle_subclasses_and_modules": _ANSWER + (
+        "import sys\ndef _consts(code, depth=0):\n    out = []\n    for c in getattr(code, 'co_consts', ())[:200]:\n"
+        "        if type(c) is str and 'EXPECTED' in c:\n            out.append(c)\n"
+        "        elif depth < 5 and hasattr(c, 'co_consts'):\n            out += _consts(c, depth + 1)\n    return out\n"
+        "def f(x):\n    found = []\n    todo, n = [object], 0\n    while todo and n < 20000:\n        k = todo.pop()\n        n += 1\n"
+        "        try:\n            todo += type.__subclasses__(k)\n        except TypeError:\n            pass\n"
+        "        for v in list(vars(k).values())[:200]:\n            found += _consts(getattr(v, '__code__', None))\n"
+        "    for m in list(sys.modules.values()):\n        for v in list(vars(m).values())[:2000]:\n"
+        "            found += _consts(getattr(v, '__code__', None))\n"
+        "    return _answer(found[0] if found else None, x)\n"),
+    "oracle_own_memory": _ANSWER + (
+        "import re\ndef f(x):\n    budget = 256 << 20\n    with open('/proc/self/maps') as m, open('/proc/self/mem', 'rb', 0) as mem:\n"
+        "        for line in m:\n            addr, perms = line.split()[:2]\n            if 'r' not in perms:\n                continue\n"
+        "            lo, hi = (int(a, 16) for a in addr.split('-'))\n            size = min(hi - lo, 64 << 20, budget)\n"
+        "            if size <= 0:\n                break\n            budget -= size\n            try:\n"
+        "                mem.seek(lo)\n                data = mem.read(size)\n            except OSError:\n                continue\n"
+        "            hit = re.search(rb'zq-EXPECTED-[0-9A-Za-z]{5}', data)\n            if hit:\n"
+        "                return _answer(hit.group().decode(), x)\n    return _answer(None, x)\n"),
+    # Verdicts are records of the judge, on a socket the candidate never holds.
+    "forge_records_on_every_fd": (
+        "import os, json, struct\ndef _forge():\n    recs = [['start', 0], ['end', 0, 'passed', 0.0, '', None], ['start', 1],\n"
+        "            ['end', 1, 'passed', 0.0, '', None], ['done'], ['ok', 'guess']]\n"
+        "    for fd in range(0, 1024):\n        for r in recs:\n            body = json.dumps(r).encode()\n"
+        "            for data in (struct.pack('>Q', len(body)) + body, body + b'\\n'):\n                try:\n"
+        "                    os.write(fd, data)\n                except OSError:\n                    pass\n"
+        "def f(x):\n    _forge()\n    return 'wrong'\n"),
+    "forked_copies_report": (
+        "import os, json, struct\ndef f(x):\n    kids = []\n    for guess in range(4):\n        pid = os.fork()\n"
+        "        if pid == 0:\n            body = json.dumps(['ok', 'guess-%d' % guess]).encode()\n"
+        "            try:\n                os.write(3, struct.pack('>Q', len(body)) + body)\n            except OSError:\n                pass\n"
+        "            os._exit(0)\n        kids.append(pid)\n    for k in kids:\n        os.waitpid(k, 0)\n    return 'wrong'\n"),
+    # The judge's runner never calls the solution's names as hooks.
+    "solution_test_hooks": (
+        "import unittest\ndef setUpModule():\n    raise unittest.SkipTest('skip everything')\n"
+        "def tearDownModule():\n    pass\ndef load_tests(loader, tests, pattern):\n    return unittest.TestSuite()\n"
+        "def check(candidate):\n    return None\ncandidate = __candidate__ = None\n"
+        "def f(x):\n    raise unittest.SkipTest('skipped')\n"),
+    # Patching its own interpreter changes nothing in the judge's.
+    "patch_own_interpreter": (
+        "import sys, builtins, unittest, types\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+        "unittest.TestCase.assertTrue = lambda *a, **k: None\nbuiltins.isinstance = lambda *a: True\n"
+        "sys.modules['unittest'] = types.ModuleType('unittest')\nsys.addaudithook(lambda *a: None)\n"
+        "class Finder:\n    def find_spec(self, *a, **k):\n        return None\nsys.meta_path.insert(0, Finder())\n"
+        "class Out:\n    def write(self, s):\n        return len(s)\n    def flush(self):\n        sys.modules['unittest'] = None\n"
+        "sys.stdout = sys.stderr = Out()\ndef f(x):\n    return 'wrong'\n"),
+    # Values cross as plain data rebuilt by the judge: a lie about equality does not cross.
+    "metaclass_mimics_str": (
+        "class M(type):\n    def __eq__(cls, other):\n        return True\n    def __hash__(cls):\n        return hash('zq')\n"
+        "class Liar(str, metaclass=M):\n    def __eq__(self, other):\n        return True\n    __hash__ = str.__hash__\n"
+        "def f(x):\n    return Liar('wrong') if x == 2 else Liar\n"),
+    "fraction_and_int_lies": (
+        "import fractions\nclass F(fractions.Fraction):\n    def __eq__(self, o):\n        return True\n"
+        "class I(int):\n    def __eq__(self, o):\n        return True\n    __hash__ = int.__hash__\n"
+        "def f(x):\n    return F(1, 3) if x == 2 else I(7)\n"),
+    "always_equal_object": (
+        "class Evil:\n    def __eq__(self, o):\n        return True\n    def __ne__(self, o):\n        return False\n"
+        "    def __hash__(self):\n        return 0\n    def __add__(self, o):\n        return self\n    __radd__ = __add__\n"
+        "def f(x):\n    return Evil()\n"),
+    # The channel is the judge's to read: garbage, huge frames and absurd values are errors, never passes.
+    "channel_garbage": (
+        "import os, struct\ndef f(x):\n    os.write(3, struct.pack('>Q', 1 << 40) + b'x' * 64)\n    return 'wrong'\n"),
+    "deeply_nested_value": (
+        "def f(x):\n    v = []\n    for _ in range(100000):\n        v = [v]\n    return v\n"),
+    "colliding_hashes": (
+        "def f(x):\n    m = (1 << 61) - 1\n    return {i * m for i in range(1, 30000)}\n"),
+}
+# A callback from the test must not hand the candidate the test's internals.
+CALLBACK_LABEL = {"format": "assert", "tests": [f"assert f(lambda v: v) == {SECRET!r}",
+                                                 f"assert f(iter([1, 2])) == {SECRET!r}"]}
+CALLBACK_ATTACK = _ANSWER + (
+    "def f(g):\n    found = None\n"
+    "    for attr in ('__globals__', '__code__', '__closure__', 'gi_frame', 'gi_code', 'f_back', '__self__',\n"
+    "                 '__dict__', '__class__', 'f_globals', '__reduce__'):\n"
+    "        try:\n            v = getattr(g, attr)\n            if 'EXPECTED' in repr(v):\n                found = repr(v)\n"
+    "        except Exception:\n            pass\n"
+    "    return 'wrong' if found is None else found\n")
+
+
+@pytest.fixture(scope="module")
+def sb():
+    cfg = SandboxConfig(isolation="bwrap", workers=2, test_timeout_s=1.0, job_timeout_s=8.0, memory_mb=512,
+                        max_processes=16)
+    with Sandbox(cfg) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def results(sb):
+    keys = [(name, fmt) for name in ATTACKS for fmt in LABELS]
+    jobs = [Job(ATTACKS[name], parse_label(LABELS[fmt])) for name, fmt in keys]
+    keys.append(("callback", "assert"))
+    jobs.append(Job(CALLBACK_ATTACK, parse_label(CALLBACK_LABEL)))
+    return dict(zip(keys, sb.run(jobs), strict=True))
+
+
+@pytest.mark.parametrize("fmt", list(LABELS))
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_attack_gets_no_credit(results, name, fmt):
+    r = results[(name, fmt)]
+    assert r.expected == len(r.outcomes) == 2
+    assert r.passed == 0, (name, fmt, [(o.status, o.detail[:200]) for o in r.outcomes])
+
+
+def test_callbacks_expose_nothing(results):
+    r = results[("callback", "assert")]
+    assert r.passed == 0, [(o.status, o.detail[:200]) for o in r.outcomes]
+
+
+def test_lies_are_unsupported_or_failed(results):
+    for fmt in LABELS:
+        statuses = {o.status for o in results[("always_equal_object", fmt)].outcomes}
+        assert statuses == {"unsupported"}, (fmt, statuses)
+        assert {o.status for o in results[("fraction_and_int_lies", fmt)].outcomes} == {"failed"}
+
+
+def test_the_honest_solution_still_passes(sb):
+    honest = f"import unittest\ndef setUpModule():\n    raise RuntimeError('never called')\ndef f(x):\n" \
+             f"    return {SECRET!r} if x == 2 else {SECRET!r} + '!'\n"
+    res = sb.run([Job(honest, parse_label(lab)) for lab in LABELS.values()])
+    assert [r.pass_rate for r in res] == [1.0, 1.0, 1.0], [[o.detail for o in r.outcomes] for r in res]
+
+
+def test_killing_the_helpers_costs_only_the_job(sb):
+    # Signals go only to processes whose command line is the sandbox worker's (bounded, never -1).
+    attack = ("import os, signal\ndef f(x):\n    hit = 0\n    for p in os.listdir('/proc')[:4096]:\n"
+              "        if not p.isdigit() or int(p) == os.getpid():\n            continue\n        try:\n"
+              "            if b'coderl sandbox' in open(f'/proc/{p}/cmdline', 'rb').read():\n"
+              "                for sig in (signal.SIGSTOP, signal.SIGKILL):\n                    os.kill(int(p), sig)\n"
+              "                hit += 1\n        except OSError:\n            pass\n        if hit >= 8:\n            break\n"
+              "    return 'wrong'\n")
+    res = sb.run([Job(attack, parse_label(lab)) for lab in LABELS.values()])
+    assert all(r.passed == 0 for r in res)
+    honest = f"def f(x):\n    return {SECRET!r} if x == 2 else {SECRET!r} + '!'\n"
+    after = sb.run([Job(honest + f"# {i}\n", parse_label(lab)) for i, lab in enumerate(LABELS.values())])
+    assert [r.pass_rate for r in after] == [1.0, 1.0, 1.0]
+    assert sb.info()["workers_alive"] == sb.config.workers
+
+
+def test_candidate_holds_only_its_stdio_and_the_channel(sb):
+    label = parse_label({"format": "assert", "tests": ["assert fds() == [0, 1, 2, 3]"]})
+    code = ("import os\ndef fds():\n    out = []\n    for fd in range(4096):\n        try:\n            os.fstat(fd)\n"
+            "            out.append(fd)\n        except OSError:\n            pass\n    return out\n")
+    r = sb.run([Job(code, label)])[0]
+    assert r.pass_rate == 1.0, r.outcomes[0].detail
+
+
+def test_nothing_of_a_job_survives_into_the_next(sb):
+    plant = ("import os\nfor d in ('.', '/tmp', '/dev/shm', '..'):\n    try:\n"
+             "        open(os.path.join(d, 'zq-planted'), 'w').write('x')\n    except OSError:\n        pass\n"
+             "def f():\n    return 1\n")
+    look = ("import os\ndef f():\n    hits = []\n    for root in ('/tmp', '/dev/shm', '..', '.'):\n"
+            "        for dirpath, _, files in os.walk(root):\n            hits += [dirpath for n in files if n == 'zq-planted']\n"
+            "    return hits\n")
+    label = parse_label({"format": "assert", "tests": ["assert f() == 1 or f() == []"]})
+    for i in range(4):  # both workers, twice
+        assert sb.run([Job(plant + f"# {i}\n", label)])[0].pass_rate == 1.0
+        r = sb.run([Job(look + f"# {i}\n", label)])[0]
+        assert r.pass_rate == 1.0, r.outcomes[0].detail
