@@ -185,6 +185,31 @@ def test_killing_the_helpers_costs_only_the_job(sb):
     assert sb.info()["workers_alive"] == sb.config.workers
 
 
+def test_without_landlock_killing_the_helpers_still_costs_only_the_job():
+    # Kernels without Landlock's signal scoping: the candidate can signal its worker's helpers. It gains
+    # nothing, and the pool replaces what it killed.
+    cfg = SandboxConfig(isolation="bwrap", workers=1, test_timeout_s=1.0, job_timeout_s=8.0, landlock=False)
+    attack = ("import os, signal\ndef f(x):\n    hit = 0\n    for p in os.listdir('/proc')[:4096]:\n"
+              "        if not p.isdigit() or int(p) == os.getpid():\n            continue\n        try:\n"
+              "            if b'coderl sandbox' in open(f'/proc/{p}/cmdline', 'rb').read():\n"
+              "                os.kill(int(p), signal.SIGSTOP if hit % 2 else signal.SIGKILL)\n"
+              "                hit += 1\n        except OSError:\n            pass\n        if hit >= 8:\n            break\n"
+              "    return 'wrong'\n")
+    honest = f"def f(x):\n    return {SECRET!r} if x == 2 else {SECRET!r} + '!'\n"
+    with Sandbox(cfg) as s:
+        assert s.info()["landlock"] == []
+        for lab in LABELS.values():
+            assert s.run([Job(attack, parse_label(lab))])[0].passed == 0
+            assert s.run([Job(honest, parse_label(lab))])[0].pass_rate == 1.0
+        assert s.info()["workers_alive"] == 1
+
+
+def test_stopiteration_from_a_call_does_not_end_the_tests_loop(sb):
+    code = "def ok(x):\n    raise StopIteration\n"
+    label = parse_label({"format": "assert", "tests": ["assert all(map(ok, [1, 2]))", "assert list(map(ok, [1])) == []"]})
+    assert sb.run([Job(code, label)])[0].passed == 0
+
+
 def test_candidate_holds_only_its_stdio_and_the_channel(sb):
     label = parse_label({"format": "assert", "tests": ["assert fds() == [0, 1, 2, 3]"]})
     code = ("import os\ndef fds():\n    out = []\n    for fd in range(4096):\n        try:\n            os.fstat(fd)\n"

@@ -62,15 +62,25 @@ _STUB = ("import os\n"
 
 
 def bootstrap(cfg: dict) -> str:
-    """The program the stub runs: defines the `inside` package from its sources, starts the worker."""
-    mods = tuple((name, (_INSIDE / f"{name}.py").read_text()) for name in inside.MODULES)
-    return ("import sys, types\n"
-            "_p = types.ModuleType('inside'); _p.__path__ = []; _p.__package__ = 'inside'; sys.modules['inside'] = _p\n"
-            f"for _n, _s in {mods!r}:\n"
-            "    _m = types.ModuleType('inside.' + _n); _m.__package__ = 'inside'; _m.__file__ = '<inside/' + _n + '>'\n"
-            "    sys.modules['inside.' + _n] = _m; setattr(_p, _n, _m)\n"
-            "    exec(compile(_s, '<inside/' + _n + '>', 'exec'), _m.__dict__)\n"
-            f"sys.modules['inside.worker'].main({cfg!r})\n")
+    """The program the stub runs: makes `inside` an importable package whose modules load from the sources
+    sent along, on first import (so the zygote, forked early, holds only what candidates need), then
+    starts the worker."""
+    sources = {f"inside.{name}": (_INSIDE / f"{name}.py").read_text() for name in inside.MODULES}
+    return ("import sys, types, importlib.abc, importlib.util\n"
+            f"_SOURCES = {sources!r}\n"
+            "class _Inside(importlib.abc.MetaPathFinder, importlib.abc.Loader):\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name in _SOURCES:\n"
+            "            return importlib.util.spec_from_loader(name, self, origin='<' + name.replace('.', '/') + '>')\n"
+            "    def create_module(self, spec):\n"
+            "        return None\n"
+            "    def exec_module(self, module):\n"
+            "        module.__file__ = module.__spec__.origin\n"
+            "        exec(compile(_SOURCES[module.__name__], module.__file__, 'exec'), module.__dict__)\n"
+            "_pkg = types.ModuleType('inside'); _pkg.__path__ = []; sys.modules['inside'] = _pkg\n"
+            "sys.meta_path.insert(0, _Inside())\n"
+            "import inside.worker\n"
+            f"inside.worker.main({cfg!r})\n")
 
 
 def find_bwrap() -> str | None:

@@ -297,10 +297,11 @@ def main(limit):
     """Entry point of the forked candidate process; never returns."""
     status = 0
     try:
-        setup = framing.recv(CHANNEL_FD, limit)
+        reader = framing.Reader(limit)
+        setup = reader.recv(CHANNEL_FD)
         if not isinstance(setup, dict):
             os._exit(71)
-        status = run(setup, limit)
+        status = run(setup, reader)
     except SystemExit as e:
         status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException:
@@ -314,7 +315,7 @@ def main(limit):
     os._exit(status & 0xFF if isinstance(status, int) else 1)
 
 
-def run(setup, limit):
+def run(setup, reader):
     name = setup.get("name") or "solution"
     module = types.ModuleType(name)
     module.__dict__["__builtins__"] = builtins
@@ -343,7 +344,7 @@ def run(setup, limit):
     except BaseException as e:
         framing.send(CHANNEL_FD, server.raise_reply(e))
         return 0
-    server.chan = channel.Channel(CHANNEL_FD, limit, server.handle)
+    server.chan = channel.Channel(CHANNEL_FD, reader.limit, server.handle, reader)
     server.chan.send(["ok", server._globals()])
     server.chan.serve_forever()
     return 0

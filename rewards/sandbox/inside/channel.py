@@ -18,14 +18,14 @@ class PeerGone(Exception):
 class Channel:
     """One end of the channel; handler(request) -> reply serves the peer's requests."""
 
-    def __init__(self, fd: int, limit: int, handler) -> None:
+    def __init__(self, fd: int, limit: int, handler, reader=None) -> None:
         self.fd = fd
-        self.limit = limit
         self.handler = handler
+        self.reader = reader or framing.Reader(limit)
 
     def _recv(self):
         try:
-            msg = framing.recv(self.fd, self.limit)
+            msg = self.reader.recv(self.fd)
         except (OSError, framing.FrameError) as e:
             raise PeerGone(str(e)) from None
         if msg is None:

@@ -70,11 +70,13 @@ def recv(fd: int, limit: int):
 
 
 class Reader:
-    """Incremental frame decoder for select() loops: feed() the bytes read, get back complete objects."""
+    """Incremental frame decoder for select() loops: feed() the bytes read, get back complete objects.
+    recv() is the blocking use on a descriptor this reader owns: one read usually brings a whole frame."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.buf = bytearray()
+        self.pending: list = []
 
     def feed(self, data: bytes) -> list:
         self.buf += data
@@ -89,3 +91,13 @@ class Reader:
             del self.buf[:HEADER.size + n]
             out.append(loads(body))
         return out
+
+    def recv(self, fd: int):
+        """The next object on fd (blocking), or None at end of file."""
+        while True:
+            if self.pending:
+                return self.pending.pop(0)
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self.pending += self.feed(chunk)

@@ -26,6 +26,7 @@ import threading
 import time
 import types
 import unittest
+import unittest.mock
 
 from . import channel, framing, wire
 
@@ -295,17 +296,23 @@ class Session:
         except channel.PeerGone as e:
             raise self._gone(str(e)) from None
 
-    def _result(self, reply):
+    def _result(self, reply, stop=False):
         if reply[0] == "ok":
             return self.dec(reply[1])
-        raise self.exception(reply[1])
+        raise self.exception(reply[1], stop)
 
-    def exception(self, desc):
+    def exception(self, desc, stop=False):
+        """The program's exception as a genuine one of this process. Only `next` may end an iteration, and only
+        ordinary exceptions (and SystemExit) cross: a StopIteration from a call would silently end the test's
+        map() or loop, a KeyboardInterrupt would stop the test runner itself."""
         try:
             exc = wire.build_exception(desc, self.resolve)
         except (wire.DecodeError, RecursionError) as e:
             self.taint = ("error", f"the program raised an unreadable exception: {e}")
             return CandidateGone(str(e))
+        if isinstance(exc, (StopIteration, StopAsyncIteration)) and not stop or \
+                not isinstance(exc, (Exception, SystemExit)):
+            exc = RuntimeError(f"the program raised {type(exc).__name__}: {desc.get('str') or ''}"[:500])
         text, tb = desc.get("str"), desc.get("tb")
         if "_coderl_cid" in type(exc).__dict__ and isinstance(text, str):
             exc._coderl_str = text
@@ -323,7 +330,8 @@ class Session:
         self._result(self._request(["del", proxy._coderl_i, name]))
 
     def op(self, proxy, name, *args):
-        return self._result(self._request(["op", proxy._coderl_i, name, *(self.enc(a) for a in args)]))
+        return self._result(self._request(["op", proxy._coderl_i, name, *(self.enc(a) for a in args)]),
+                            stop=name == "next")
 
     def call(self, proxy, args, kwargs):
         self._check_solution_module()
@@ -823,6 +831,7 @@ class _State:
         for name in list(sys.modules):
             if name not in self.modules and (name.startswith("test_module_") or name == "solution"):
                 del sys.modules[name]
+        unittest.mock.patch.stopall()  # patches a test started and never stopped
         sys.stdout, sys.stderr, sys.stdin = self.streams
         sys.setrecursionlimit(self.recursion)
         if os.environ != self.environ:

@@ -51,8 +51,8 @@ def abi_version():
 class Ruleset:
     """A ruleset file descriptor ready to be applied in candidate processes."""
 
-    def __init__(self, fd, abi, features):
-        self.fd, self.abi, self.features = fd, abi, features
+    def __init__(self, fd, abi, features, libc):
+        self.fd, self.abi, self.features, self.libc = fd, abi, features, libc
 
     @classmethod
     def build(cls, read_paths, write_paths, exec_paths):
@@ -85,11 +85,11 @@ class Ruleset:
             finally:
                 os.close(pfd)
         os.set_inheritable(fd, False)
-        return cls(fd, abi, features)
+        return cls(fd, abi, features, libc)
 
     def apply(self):
         """Restrict this process (and its future children) for good; False if the kernel refused."""
-        libc = _libc()
+        libc = self.libc  # loaded once in the zygote: dlopen per candidate costs more than the syscalls
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             return False
         return libc.syscall(_RESTRICT, ctypes.c_int(self.fd), ctypes.c_uint32(0)) == 0

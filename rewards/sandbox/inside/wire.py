@@ -15,9 +15,6 @@ the depth, and raises DecodeError for anything else. stdlib only: this module ru
 """
 
 import collections
-import datetime
-import decimal
-import fractions
 import sys
 import types
 
@@ -47,6 +44,7 @@ def _enc_pairs(tag, pairs, export, depth, path, head=()):
 
 
 def _tz(tz):
+    import datetime
     if tz is None:
         return None
     if type(tz) is datetime.timezone:
@@ -116,23 +114,20 @@ def _encode_container(obj, t, export, depth, path):
         return ["mp", encode(dict(obj), export, depth + 1, path)]
     if t is range:
         return ["rg", obj.start, obj.stop, obj.step]
-    if isinstance(obj, decimal.Decimal):
+    # decimal, fractions and datetime are imported only where a value of theirs can exist: a process that
+    # never imported the module holds no such value (and the candidates' zygote stays small).
+    mods = sys.modules
+    if "decimal" in mods and isinstance(obj, mods["decimal"].Decimal):
         return ["dec", str(obj)]
-    if isinstance(obj, fractions.Fraction):
+    if "fractions" in mods and isinstance(obj, mods["fractions"].Fraction):
         return ["fr", encode(obj.numerator, export), encode(obj.denominator, export)]
     if t is types.SimpleNamespace:
         return ["sn", encode(dict(vars(obj)), export, depth + 1, path)]
     if t is bytearray:
         return ["ba", bytes(obj).decode("latin-1")]
-    if t is datetime.datetime:
-        return ["dt", "datetime", obj.year, obj.month, obj.day, obj.hour, obj.minute, obj.second, obj.microsecond,
-                _tz(obj.tzinfo), obj.fold]
-    if t is datetime.date:
-        return ["dt", "date", obj.year, obj.month, obj.day]
-    if t is datetime.time:
-        return ["dt", "time", obj.hour, obj.minute, obj.second, obj.microsecond, _tz(obj.tzinfo), obj.fold]
-    if t is datetime.timedelta:
-        return ["dt", "timedelta", obj.days, obj.seconds, obj.microseconds]
+    datetime = mods.get("datetime")
+    if datetime is not None and t in (datetime.datetime, datetime.date, datetime.time, datetime.timedelta):
+        return _encode_datetime(obj, t, datetime)
     # Subclasses of the builtin types travel as their base value.
     for base, tag in _BASES:
         if isinstance(obj, base):
@@ -149,6 +144,17 @@ def _encode_container(obj, t, export, depth, path):
                 return _enc_pairs("d", dict.items(obj), export, depth, path)
             return _enc_seq(tag, base.__iter__(obj), export, depth, path)
     return export(obj)
+
+
+def _encode_datetime(obj, t, datetime):
+    if t is datetime.datetime:
+        return ["dt", "datetime", obj.year, obj.month, obj.day, obj.hour, obj.minute, obj.second, obj.microsecond,
+                _tz(obj.tzinfo), obj.fold]
+    if t is datetime.date:
+        return ["dt", "date", obj.year, obj.month, obj.day]
+    if t is datetime.time:
+        return ["dt", "time", obj.hour, obj.minute, obj.second, obj.microsecond, _tz(obj.tzinfo), obj.fold]
+    return ["dt", "timedelta", obj.days, obj.seconds, obj.microseconds]
 
 
 _BASES = ((int, None), (float, None), (str, None), (bytes, None), (list, "l"), (tuple, "t"),
@@ -242,6 +248,7 @@ def _namedtuple(name, fields):
 
 
 def _tz_decode(v):
+    import datetime
     if v is None:
         return None
     if type(v) is not list or len(v) != 2 or type(v[1]) not in (str, type(None)):
@@ -274,6 +281,7 @@ def _int(v):
 
 
 def _dt(x):
+    import datetime
     kind, args = x[1], x[2:]
     if kind == "date":
         return datetime.date(*map(_int, args))
@@ -351,11 +359,13 @@ def _decode_tagged(x, resolve, depth):
     if tag == "rg":
         return range(_int(x[1]), _int(x[2]), _int(x[3]))
     if tag == "dec":
+        import decimal
         try:
             return decimal.Decimal(_str(x[1]))
         except decimal.InvalidOperation:
             raise DecodeError("bad Decimal") from None
     if tag == "fr":
+        import fractions
         return fractions.Fraction(_int(decode(x[1], resolve, depth + 1)), _int(decode(x[2], resolve, depth + 1)))
     if tag == "dt":
         return _dt(x)

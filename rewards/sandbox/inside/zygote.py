@@ -9,6 +9,7 @@ when it exits, its wait status; it reaps nothing else. stdlib only.
 """
 
 import fcntl
+import gc
 import io
 import json
 import os
@@ -20,9 +21,10 @@ import sys
 
 from . import candidate, containment, landlock
 
-PRELOAD = ("collections", "itertools", "functools", "math", "re", "heapq", "bisect", "string", "typing",
-           "operator", "copy", "random", "fractions", "decimal", "json", "statistics", "dataclasses",
-           "datetime", "traceback", "io")
+# What most programs import (HumanEval prompts start with `from typing import ...`): preloaded once here
+# instead of per candidate; each module more makes every fork a little slower.
+PRELOAD = ("typing", "collections", "itertools", "functools", "math", "re", "heapq", "bisect", "string", "operator",
+           "copy", "random")
 _MB = 1 << 20
 
 
@@ -68,6 +70,8 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
         except Exception:
             pass
     ruleset = landlock.Ruleset.build(read_paths, write_paths, exec_paths) if use_landlock else None
+    gc.collect()
+    gc.freeze()  # the collector then leaves the inherited objects alone: fewer copy-on-write faults per candidate
     sock = socket.socket(fileno=sock_fd)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
