@@ -96,7 +96,7 @@ class Verifier:
 def _is_case(stmt: ast.stmt) -> bool:
     """A top-level statement of check() that is one test case: contains an assert and is not a def.
 
-    The same rule as the sandbox's planner (rewards/_plan.py), so outcome k is statement k here.
+    The same rule as the sandbox's planner (rewards/sandbox/plan.py), so outcome k is statement k here.
     """
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False

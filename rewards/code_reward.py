@@ -37,6 +37,7 @@ class RewardBreakdown:
     all_passed: bool = False
     status: str = "failed"  # JobResult.status, or "unmatched" / "no_code" / "syntax" / "deadline"
     timeouts: int = 0  # test cases that hit their time limit
+    unsupported: int = 0  # test cases the judge could not decide on plain data (never passes)
     cached: bool = False
 
     def as_dict(self) -> dict:
@@ -91,10 +92,11 @@ def compute_reward(cfg: RewardConfig, *, response: str, code: str | None, format
         status = "syntax" if not syntax_ok else "not_run"
     else:
         status = result.status
-    timeouts = sum(o.status == "timeout" for o in result.outcomes) if result is not None else 0
+    outcomes = result.outcomes if result is not None else ()
     return RewardBreakdown(reward=reward, score=correctness, correctness=correctness, format=fmt,
                            syntax=syntax, length=length, bonus=bonus, all_passed=all_passed, status=status,
-                           timeouts=timeouts,
+                           timeouts=sum(o.status == "timeout" for o in outcomes),
+                           unsupported=sum(o.status == "unsupported" for o in outcomes),
                            cached=bool(result is not None and result.cached))
 
 
@@ -114,6 +116,7 @@ def extra_logs(items: Sequence[RewardBreakdown]) -> dict[str, list[float]]:
     logs["reward/unmatched"] = [1.0 if b.status == "unmatched" else 0.0 for b in items]
     logs["reward/no_code"] = [1.0 if b.status == "no_code" else 0.0 for b in items]
     logs["reward/timeout"] = [1.0 if (b.timeouts or b.status in ("timeout", "deadline")) else 0.0 for b in items]
+    logs["reward/unsupported"] = [1.0 if b.unsupported else 0.0 for b in items]
     return logs
 
 

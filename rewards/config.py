@@ -24,7 +24,7 @@ class _Section(BaseModel):
 
 
 class SandboxConfig(_Section):
-    """How generated code is executed (rewards/sandbox.py)."""
+    """How generated code is executed (rewards/sandbox/)."""
 
     workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, le=512,
                          description="Warm, already-sandboxed worker processes; each runs one job at a time.")

@@ -34,6 +34,9 @@ class Metrics:
         self.executions = Counter("coderl_executions", "Executed responses by result status.", ["status"],
                                   registry=r)
         self.test_timeouts = Counter("coderl_test_timeouts", "Test cases that hit their time limit.", registry=r)
+        self.test_unsupported = Counter("coderl_test_unsupported",
+                                        "Test cases the judge could not decide on plain data (docs/sandbox.md).",
+                                        registry=r)
         self.deadline_misses = Counter("coderl_deadline_misses",
                                        "Responses not finished by the batch deadline (scored as failed).",
                                        registry=r)
@@ -70,6 +73,8 @@ class Metrics:
                 self.executions.labels(b.status).inc()
             if b.timeouts:
                 self.test_timeouts.inc(b.timeouts)
+            if b.unsupported:
+                self.test_unsupported.inc(b.unsupported)
             if b.cached:
                 self.cache_hits.inc()
         self.reward_sum.inc(total)

@@ -5,7 +5,7 @@
 
 POST /get_reward {"query": [...], "prompts"?: [...], "labels"?: [...]} -> {"rewards", "scores", "extra_logs"}.
 Lookup lives in rewards/prompt_index.py, extraction in rewards/extract.py, the reward in
-rewards/code_reward.py, execution in rewards/executors.py (rewards/sandbox.py underneath).
+rewards/code_reward.py, execution in rewards/executors.py (rewards/sandbox/ underneath).
 """
 
 from __future__ import annotations

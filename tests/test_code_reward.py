@@ -122,8 +122,15 @@ def test_extra_logs_are_per_query_lists_and_means():
     assert all(isinstance(v, list) and len(v) == 3 for v in logs.values())
     assert logs["reward/correctness"] == [1.0, 0.0, 0.0]
     assert logs["reward/unmatched"] == [0.0, 0.0, 1.0]
+    assert logs["reward/unsupported"] == [0.0, 0.0, 0.0]
     means = batch_means(items)
     assert means["format"] == pytest.approx(1 / 3) and means["unmatched"] == pytest.approx(1 / 3)
+
+
+def test_unsupported_cases_never_score_and_are_counted():
+    b = reward(result(2, 4, bad="unsupported"))
+    assert b.correctness == 0.5 and b.unsupported == 2 and not b.all_passed
+    assert extra_logs([b])["reward/unsupported"] == [1.0]
 
 
 def test_config_rejects_inverted_length_limits():

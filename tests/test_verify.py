@@ -1,4 +1,4 @@
-"""--verify through the real sandbox (rewards/sandbox.py): reference solutions decide which tests stay."""
+"""--verify through the real sandbox (rewards/sandbox/): reference solutions decide which tests stay."""
 
 from __future__ import annotations
 
