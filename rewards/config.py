@@ -41,7 +41,7 @@ class SandboxConfig(_Section):
     max_output_bytes: int = Field(65536, ge=1024, le=16 * 2**20,
                                   description="Captured stdout/stderr per test; the rest is dropped.")
     detail_chars: int = Field(400, ge=0, le=10000, description="Stderr/traceback excerpt kept per test.")
-    max_value_mb: int = Field(16, ge=1, le=1024,
+    max_value_mb: int = Field(64, ge=1, le=1024,
                               description="Largest encoded value the program may hand the judge in one reply, MiB.")
     tmp_size_mb: int = Field(64, ge=1, le=4096, description="Size of the private writable /tmp per worker.")
     landlock: bool = Field(True, description="Also confine each program with Landlock (files, TCP, signals) where "

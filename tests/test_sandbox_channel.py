@@ -161,3 +161,11 @@ def test_solution_hooks_never_run_but_the_tests_own_do(sb):
            "    def test_b(self):\n        self.assertEqual(add(2, 2), 4)\n")
     r = sb.run([Job(code, parse_label({"format": "unittest", "tests": [mod]}))])[0]
     assert r.pass_rate == 1.0, [o.detail for o in r.outcomes]
+
+
+def test_big_values_stay_with_the_program(sb):
+    code = ("TABLE = list(range(3_000_000))\ndef big(n):\n    return 'x' * n\ndef many(n):\n    return list(range(n))\n")
+    ut = _ut("self.assertEqual(len(big(30_000_000)), 30_000_000)", "self.assertEqual(sum(many(2_000_000)), 1999999000000)",
+             "self.assertEqual(TABLE[10], 10)\nself.assertEqual(len(TABLE), 3_000_000)", "self.assertEqual(big(3), 'xxx')")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert r.pass_rate == 1.0, [(o.status, o.detail) for o in r.outcomes]

@@ -248,7 +248,7 @@ class WorkerProcess:
     def __init__(self, mode: str, config, workdir: str) -> None:
         base = "/tmp" if mode == "bwrap" else workdir  # bwrap: the sandbox's private tmpfs
         cfg = {"mode": mode, "workdir": base, "scratch": ["/tmp", "/dev/shm"] if mode == "bwrap" else [workdir],
-               "judge_memory_mb": max(config.memory_mb, 1024), "landlock": config.landlock}
+               "judge_memory_mb": max(2 * config.memory_mb, 2048), "landlock": config.landlock}
         argv, kwargs = worker_command(mode, config.tmp_size_mb)
         self._err = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, bufsize=0,

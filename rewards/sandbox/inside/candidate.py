@@ -31,6 +31,10 @@ _UNARY = {"len": len, "bool": bool, "iter": iter, "next": next, "str": str, "rep
           "dir": lambda o: sorted(str(n) for n in dir(o)), "type": type, "enter": lambda o: o.__enter__(),
           "exit": lambda o: o.__exit__(None, None, None)}
 _MUTABLE = (list, dict, set, bytearray)
+_SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
+_CAPTURE_CHARS = 1 << 20  # what a test redirecting stdout gets of one call's output
+_GLOBAL_ITEMS = 100_000  # a bigger module-level table stays here as a handle: copying it would cost every job
+_NEXT_BATCH = 256  # items one "nextn" request may take from an iterator
 
 
 class JudgeObject:
@@ -80,7 +84,8 @@ class JudgeObject:
 class Server:
     """The object table and the request handler of the candidate side."""
 
-    def __init__(self, module):
+    def __init__(self, module, max_value=16 << 20):
+        self.max_value = max_value // 2  # the judge's frame limit, with room for the rest of the reply
         self.objs = {0: module}  # handle id -> object; kept alive for the job's lifetime
         self.ids = {id(module): 0}
         self.judge_objs = {}  # the judge's ids -> JudgeObject (one proxy per object keeps `is` working)
@@ -149,6 +154,15 @@ class Server:
     def dec(self, value):
         return wire.decode(value, self.resolve)
 
+    def value(self, value, max_items=None):
+        """value encoded for a reply; one too big for the judge to accept stays here as a handle."""
+        if isinstance(value, _SIZED) and max_items is not None and len(value) > max_items:
+            return self.export(value)
+        enc = self.enc(value)
+        if isinstance(value, _SIZED) and len(value) > 1024 and len(framing.dumps(enc)) > self.max_value:
+            return self.export(value)
+        return enc
+
     def raise_reply(self, exc):
         desc = wire.encode_exception(exc, self.export)
         try:
@@ -178,7 +192,7 @@ class Server:
                 return self._call(msg)
             target = self.objs[msg[1]]
             if op == "get":
-                return ["ok", self.enc(getattr(target, msg[2]))]
+                return ["ok", self.value(getattr(target, msg[2]))]
             if op == "set":
                 setattr(target, msg[2], self.dec(msg[3]))
                 return ["ok", None]
@@ -186,7 +200,7 @@ class Server:
                 delattr(target, msg[2])
                 return ["ok", None]
             if op == "op":
-                return ["ok", self.enc(self._op(target, msg[2], [self.dec(a) for a in msg[3:]]))]
+                return ["ok", self.value(self._op(target, msg[2], [self.dec(a) for a in msg[3:]]))]
             if op == "globals":
                 return ["ok", self._globals()]
             raise ValueError(f"unknown request {op!r}")
@@ -217,6 +231,14 @@ class Server:
             return issubclass(args[0], target)
         if name == "round":
             return round(target, *args)
+        if name == "nextn":  # ["items...", done]: the judge's prefetch for a long iteration
+            items = []
+            for _ in range(min(int(args[0]), _NEXT_BATCH)):
+                try:
+                    items.append(next(target))
+                except StopIteration:
+                    return [items, True]
+            return [items, False]
         raise ValueError(f"unknown operation {name!r}")
 
     def _call(self, msg):
@@ -236,7 +258,7 @@ class Server:
         # Arguments the program changed in place (lists, dicts, sets) go back, so in-place tests work.
         back = [[i, self.enc(a)] for i, a in enumerate(args) if type(a) in _MUTABLE]
         back += [[k, self.enc(v)] for k, v in kwargs.items() if type(v) in _MUTABLE]
-        return ["ok", self.enc(result), out, back]
+        return ["ok", self.value(result), out, back]
 
     def _mirror(self, ctx):
         """Install what the test patched in the judge (print, input, stdin, stdout capture) for one call."""
@@ -257,7 +279,7 @@ class Server:
         out = None
         if "stdout" in saved:
             buf, sys.stdout = sys.stdout, saved.pop("stdout")
-            out = buf.getvalue() if isinstance(buf, io.StringIO) else None
+            out = buf.getvalue()[:_CAPTURE_CHARS] if isinstance(buf, io.StringIO) else None
         if "stdin" in saved:
             sys.stdin = saved.pop("stdin")
         for name, value in saved.items():
@@ -271,7 +293,7 @@ class Server:
             if not isinstance(name, str) or name.startswith("__"):
                 continue
             try:
-                out.append([name, self.enc(value)])
+                out.append([name, self.value(value, _GLOBAL_ITEMS)])
             except Exception:
                 out.append([name, self.export(value)])
         return out
@@ -326,7 +348,7 @@ def run(setup, reader):
         if not setup.get("serve"):
             traceback.print_exception(type(e), e, None)
             return SYNTAX_EXIT if isinstance(e, SyntaxError) else 1
-        server = Server(module)
+        server = Server(module, setup.get("max_value") or 16 << 20)
         framing.send(CHANNEL_FD, ["raise", {**server.raise_reply(e)[1], "phase": "compile"}])
         return 0
     if not setup.get("serve"):  # stdio: exceptions and SystemExit decide the exit status
@@ -338,7 +360,7 @@ def run(setup, reader):
             traceback.print_exception(type(e), e, e.__traceback__)
             return 1
         return 0
-    server = Server(module)
+    server = Server(module, setup.get("max_value") or 16 << 20)
     try:
         exec(code, module.__dict__)
     except BaseException as e:

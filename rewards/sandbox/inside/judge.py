@@ -144,7 +144,30 @@ class Proxy:
     __ge__ = _compare(">=", True)
 
 
-for _name in ("len", "bool", "iter", "next", "str", "repr", "hash", "int", "float", "index", "complex",
+def _next(self):
+    """next() with prefetch: one item at a time at first, then batches that double (up to 256), so a long
+    iteration costs few round trips while a short one sees the program's generator advance as in Python."""
+    s = self._coderl_s
+    buf = s.iter_buffers.get(self._coderl_i)
+    if buf is None:
+        buf = s.iter_buffers[self._coderl_i] = [collections.deque(), 1, False]
+    items, want, done = buf
+    if not items:
+        if done:
+            raise StopIteration
+        if want == 1:
+            buf[1] = 2
+            return s.op(self, "next")
+        got, done = s.op(self, "nextn", want)
+        items.extend(got)
+        buf[1], buf[2] = min(want * 2, 256), done
+        if not items:
+            raise StopIteration
+    return items.popleft()
+
+
+Proxy.__next__ = _next
+for _name in ("len", "bool", "iter", "str", "repr", "hash", "int", "float", "index", "complex",
               "neg", "pos", "abs", "invert", "reversed", "dir", "enter"):
     setattr(Proxy, f"__{_name}__", _unary(_name))
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and",
@@ -178,6 +201,7 @@ class Session:
         self.chan = channel.Channel(fd, limit, self._serve)
         self.fd = fd
         self.proxies = {}  # candidate id -> Proxy / synthetic exception class
+        self.iter_buffers = {}  # candidate id of an iterator -> [prefetched items, next batch size, exhausted]
         self.exports = {}  # judge id -> object handed to the candidate
         self.export_ids = {}
         self.taint = None  # (status, detail) that overrides the current test's outcome
@@ -565,7 +589,8 @@ class Job:
         self.order = msg["order"]
         self.limit = msg.get("detail_chars", 400)
         self.report = report
-        self.session = Session(fd, msg.get("max_value_bytes", 16 << 20), self.limit)
+        self.max_value = msg.get("max_value_bytes", 16 << 20)
+        self.session = Session(fd, self.max_value, self.limit)
         self.code = msg["code"]
         self.max_value_repr = msg.get("max_output", 65536)
 
@@ -573,7 +598,7 @@ class Job:
         s = self.session
         t0 = time.perf_counter()
         try:
-            s.chan.send({"code": self.code, "name": "solution", "serve": True})
+            s.chan.send({"code": self.code, "name": "solution", "serve": True, "max_value": self.max_value})
             reply = s.chan._recv()
         except channel.PeerGone as e:
             self.report(["prelude", "killed", f"the program's process ended before it loaded: {e}"])

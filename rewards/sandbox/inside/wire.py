@@ -20,6 +20,7 @@ import types
 
 MAX_DEPTH = 100
 _BIG_INT_BITS = 4096  # beyond this an int travels as hex: int <-> decimal text is capped at 4300 digits
+_BIG_INT = 1 << _BIG_INT_BITS
 _NT_CACHE_SIZE = 256
 
 
@@ -31,7 +32,18 @@ class Unencodable(TypeError):
     """This side cannot send the value (the judge refuses to hand out its internals)."""
 
 
+_FLAT = frozenset({str, float, bool, type(None)})
+
+
+def _flat(items):
+    """True when every item crosses as itself (the common case: a list of numbers or strings)."""
+    flat = _FLAT
+    return all((t := type(v)) in flat or (t is int and -_BIG_INT < v < _BIG_INT) for v in items)
+
+
 def _enc_seq(tag, items, export, depth, path):
+    if _flat(items):
+        return [tag, *items]
     return [tag, *(encode(v, export, depth + 1, path) for v in items)]
 
 
@@ -142,7 +154,7 @@ def _encode_container(obj, t, export, depth, path):
                 return ["b", bytes(obj).decode("latin-1")]
             if base is dict:
                 return _enc_pairs("d", dict.items(obj), export, depth, path)
-            return _enc_seq(tag, base.__iter__(obj), export, depth, path)
+            return _enc_seq(tag, list(base.__iter__(obj)), export, depth, path)
     return export(obj)
 
 
@@ -265,7 +277,13 @@ def _pairs(x, start, resolve, depth):
 
 
 def _items(x, start, resolve, depth):
-    return [decode(v, resolve, depth + 1) for v in x[start:]]
+    items = x[start:]
+    if all(type(v) in _PLAIN_JSON for v in items):  # JSON scalars are values already
+        return items
+    return [decode(v, resolve, depth + 1) for v in items]
+
+
+_PLAIN_JSON = frozenset({str, int, float, bool, type(None)})
 
 
 def _str(v):
