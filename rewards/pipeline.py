@@ -20,17 +20,18 @@ from rewards.code_reward import RewardBreakdown, compute_reward, unmatched_rewar
 from rewards.config import RewardConfig
 from rewards.extract import (
     Extracted,
+    after_prompt,
     clean_response,
     extract_code,
     format_ok,
     normalize,
-    parses,
     split_templated,
     strip_leading_pads,
 )
 from rewards.labels import Label, LabelError, parse_label
 from rewards.prompt_index import PromptIndex
 from rewards.sandbox import Job, JobResult
+from rewards.syntax import parses
 
 log = logging.getLogger("coderl.reward_server")
 
@@ -90,8 +91,8 @@ class Scorer:
 
     def _note_unmatched(self, query: str) -> None:
         split = split_templated(query)
-        text = split.user if split is not None else strip_leading_pads(query)
-        key = hashlib.blake2b(normalize(text[:2000]).encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        text = (split.user if split is not None else strip_leading_pads(query))[:2000]
+        key = hashlib.blake2b(normalize(text).encode("utf-8", "surrogatepass"), digest_size=8).digest()
         with self._lock:
             if key in self._logged_unmatched or len(self._logged_unmatched) >= _UNMATCHED_LOG_LIMIT:
                 return
@@ -102,15 +103,16 @@ class Scorer:
                     " (further unmatched prompts are counted in /metrics, not logged)" if last else "")
 
     def prepare_one(self, query: str, prompt: str | None = None, label: str | None = None) -> Prepared:
-        """Find the problem (from the label when given, else the index) and extract the code. Never raises."""
+        """Find the problem (from the label when given, else the index) and extract the code. Never raises.
+
+        The response is the text after the prompt that starts the query: after the exact `prompt` when
+        the client sent it, else after the assistant marker that follows the first user turn (or the
+        matched prompt); markers or prompts a response imitates never move that split. With a label
+        the query text is never looked up.
+        """
         lab = self._parse_label(label) if isinstance(label, str) and label.strip() else None
         how = "label" if lab is not None else "unmatched"
-        response = None
-        if prompt:
-            body = strip_leading_pads(query)
-            i = body.find(prompt)
-            if i >= 0:
-                response = body[i + len(prompt):]
+        response = after_prompt(query, prompt) if prompt else None
         if lab is None and self.index is not None:
             match = self.index.lookup(query)
             if match is not None and response is None:

@@ -5,6 +5,11 @@ Two hash indexes over whitespace-free ("normalised") text:
   * by a fixed-length prefix of the prompt text, for un-templated (raw) prompts and, with
     ``--tokenizer``, the exactly templated prompt; a prefix hit is confirmed against the full prompt.
 Seed servers scan every prompt for every query (O(N)); this is one or a few dict look-ups.
+
+Both read the prompt from the start of the query: a templated prompt's user turns are taken in order
+from the first one (a row with k user messages matches at turn k, its earlier turns checked too), and
+the response starts after the assistant marker that follows them. A response that imitates chat
+markers and another problem's prompt is therefore still graded against its own prompt.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rewards.extract import normalize, split_templated, strip_leading_pads
+from rewards.extract import normalize, normalized_prefix, pad_pattern, pads_end, raw_end, templated_turns
 from rewards.labels import Label, LabelError, parse_label
 
 log = logging.getLogger("coderl.reward_server")
@@ -38,10 +43,11 @@ class Problem:
     """One row of the JSONL."""
 
     line: int  # 1-based line number in the data file
-    user: str
+    user: str  # the last user message
     system: str
     label: Label
     label_json: str
+    prior_users: tuple[str, ...] = ()  # earlier user messages of a multi-turn prompt
 
     @property
     def answer_format(self) -> str | None:
@@ -71,23 +77,24 @@ class IndexStats:
                 "ambiguous_prompts": self.ambiguous_prompts, "examples": self.examples}
 
 
-def _messages(row: dict, where: str) -> tuple[str, str]:
+def _messages(row: dict, where: str) -> tuple[str, list[str]]:
+    """(system prompt, user messages in order) of a row."""
     msgs = row.get("input")
     if isinstance(msgs, str):  # a raw prompt string is accepted too
-        return "", msgs
+        return "", [msgs]
     if not isinstance(msgs, list) or not msgs:
         raise DataError(f"{where}: field 'input' must be a non-empty list of chat messages")
-    system, user = "", None
+    system, users = "", []
     for j, m in enumerate(msgs):
         if not isinstance(m, dict) or not isinstance(m.get("content"), str) or not isinstance(m.get("role"), str):
             raise DataError(f"{where}: input[{j}] must be an object with string 'role' and 'content'")
-        if m["role"] == "system" and user is None:
+        if m["role"] == "system" and not users:
             system = m["content"]
         elif m["role"] == "user":
-            user = m["content"]
-    if user is None or not normalize(user):
+            users.append(m["content"])
+    if not users or not normalize(users[-1]):
         raise DataError(f"{where}: field 'input' has no non-empty user message")
-    return system, user
+    return system, users
 
 
 def load_problems(path: str | Path) -> tuple[list[Problem], str]:
@@ -112,7 +119,7 @@ def load_problems(path: str | Path) -> tuple[list[Problem], str]:
             raise DataError(f"{where}: not valid JSON ({e})") from None
         if not isinstance(row, dict):
             raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        system, user = _messages(row, where)
+        system, users = _messages(row, where)
         lab = row.get("label")
         if isinstance(lab, dict):
             lab = json.dumps(lab, sort_keys=True)
@@ -125,7 +132,7 @@ def load_problems(path: str | Path) -> tuple[list[Problem], str]:
             except LabelError as e:
                 raise DataError(f"{where}: {e}") from None
             labels_seen[lab] = label
-        problems.append(Problem(n, user, system, label, lab))
+        problems.append(Problem(n, users[-1], system, label, lab, tuple(users[:-1])))
     if not problems:
         raise DataError(f"{p}: no rows")
     return problems, sha
@@ -139,6 +146,7 @@ class PromptIndex:
         self.problems = problems
         self.path, self.sha256 = path, sha256
         self.special_tokens = special_tokens
+        self._pads = pad_pattern(special_tokens)
         self.stats = IndexStats(rows=len(problems))
         self._by_user: dict[bytes, list[Problem]] = {}
         self._by_prefix: dict[bytes, list[tuple[str, Problem]]] = defaultdict(list)
@@ -151,6 +159,7 @@ class PromptIndex:
         self._lengths_desc = sorted(self._prefix_lengths, reverse=True)
         self.stats.unique_prompts = len(self._by_user)
         self._by_prefix = dict(self._by_prefix)
+        self._max_turns = 1 + max((len(pr.prior_users) for pr in problems), default=0)
 
     @classmethod
     def from_jsonl(cls, path: str | Path, tokenizer=None) -> PromptIndex:
@@ -171,7 +180,7 @@ class PromptIndex:
         if bucket is None:
             self._by_user[key] = [pr]
             return
-        if any(b.label_json == pr.label_json for b in bucket):
+        if any(b.label_json == pr.label_json and b.prior_users == pr.prior_users for b in bucket):
             self.stats.duplicate_rows += 1
             return
         if len({b.label_json for b in bucket}) == 1:
@@ -198,11 +207,17 @@ class PromptIndex:
 
     def lookup(self, query: str) -> Match | None:
         """The problem a decoded query belongs to and its response; None when not in the dataset."""
-        split = split_templated(query)
-        if split is not None:
+        for split in templated_turns(query, self._max_turns):
             bucket = self._by_user.get(_digest(normalize(split.user)))
-            if bucket:
-                return Match(self._pick(bucket, split.system, split.prompt), split.response, split.template)
+            if not bucket:
+                continue
+            prior = tuple(normalize(u) for u in split.prior)
+            rows = [pr for pr in bucket if tuple(normalize(u) for u in pr.prior_users) == prior]
+            if not split.system_marked:  # bare text before the first turn must be this row's system prompt
+                nsys = normalize(split.system)
+                rows = [pr for pr in rows if normalize(pr.system) == nsys]
+            if rows:
+                return Match(self._pick(rows, split.system, split.prompt), split.response, split.template)
         return self._lookup_prefix(query)
 
     def _pick(self, bucket: list[Problem], system: str, prompt: str) -> Problem:
@@ -224,12 +239,7 @@ class PromptIndex:
 
     def _strip_pads(self, text: str) -> str:
         """Drop leading pads/BOS: the built-in patterns, and every special token of --tokenizer."""
-        while True:
-            text = strip_leading_pads(text)
-            tok = next((t for t in self.special_tokens if t and text.startswith(t)), None)
-            if tok is None:
-                return text
-            text = text[len(tok):]
+        return text[pads_end(text, pattern=self._pads):]
 
     def _lookup_prefix(self, query: str) -> Match | None:
         body = self._strip_pads(query)
@@ -245,28 +255,16 @@ class PromptIndex:
             for text, pr in bucket:
                 ntext = normalize(text)
                 if len(ntext) > len(head):
-                    nbody = nbody if nbody is not None else normalize(body)
+                    if nbody is None or len(nbody) < len(ntext):
+                        nbody = normalized_prefix(body, len(ntext))
                     ok = nbody.startswith(ntext)
                 else:
                     ok = head.startswith(ntext)
                 if ok and (best is None or len(ntext) > best[0]):
                     best = (len(ntext), pr)
             if best is not None:
-                return Match(best[1], body[_raw_end(body, best[0]):], "prefix")
+                return Match(best[1], body[raw_end(body, best[0]):], "prefix")
         return None
-
-
-def _raw_end(text: str, n_chars: int) -> int:
-    """Index in text just past its n-th non-whitespace character."""
-    seen = 0
-    pos = 0
-    for word in text.split():  # words are runs of non-whitespace, in order
-        pos = text.index(word, pos)
-        if seen + len(word) >= n_chars:
-            return pos + (n_chars - seen)
-        seen += len(word)
-        pos += len(word)
-    return len(text)
 
 
 def describe(index: PromptIndex) -> str:

@@ -20,6 +20,7 @@ import logging
 import os
 import socket
 import sys
+import threading
 import time
 
 if not __package__:  # run as a script: make the repo root importable without installation
@@ -34,6 +35,7 @@ from rewards.config import CoderlConfig, ConfigError, add_cli_flags, apply_cli_o
 from rewards.metrics import Metrics  # noqa: E402
 from rewards.pipeline import Scorer  # noqa: E402
 from rewards.prompt_index import DataError, PromptIndex, describe  # noqa: E402
+from rewards.stepwise_json import loads as json_loads  # noqa: E402
 
 log = logging.getLogger("coderl.reward_server")
 
@@ -63,6 +65,17 @@ class RewardResponse(BaseModel):
 
 def _bad(status: int, msg: str) -> HTTPException:
     return HTTPException(status_code=status, detail=msg)
+
+
+def _parse_request(raw: bytes, cfg: CoderlConfig) -> tuple[list[str], list | None, list | None]:
+    """Decode and check a request body; raises a 4xx naming the problem. Runs off the event loop."""
+    try:
+        data = json_loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise _bad(400, f"request body is not valid JSON: {e}") from None
+    except RecursionError:
+        raise _bad(400, "request body is not valid JSON: nested too deeply") from None
+    return _validate(data, cfg)
 
 
 def _validate(data, cfg: CoderlConfig) -> tuple[list[str], list | None, list | None]:
@@ -109,6 +122,7 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
     token = cfg.server.auth_token
     max_body = int(cfg.server.max_body_mb * 2**20)
     state = {"batches": 0, "bad_labels": 0, "started": time.time()}
+    lock = threading.Lock()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -152,11 +166,10 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
     async def get_reward(request: Request):
         check_auth(request)
         raw = await read_body(request)
-        try:
-            data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise _bad(400, f"request body is not valid JSON: {e}") from None
-        queries, prompts, labels = _validate(data, cfg)
+        # Everything CPU-bound runs on worker threads, in steps that never hold the GIL for long, so the
+        # event loop keeps answering /health while a batch is parsed, prepared and scored.
+        queries, prompts, labels = await asyncio.to_thread(_parse_request, raw, cfg)
+        del raw
         t0 = time.monotonic()
         metrics.in_flight.inc()
         try:
@@ -164,22 +177,27 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
             positions, jobs = scorer.jobs(prepared)
             remaining = cfg.server.batch_deadline_s - (time.monotonic() - t0)
             results = await executor.run(jobs, remaining) if jobs else []
-            items = scorer.finish(prepared, positions, results)
+            items = await asyncio.to_thread(scorer.finish, prepared, positions, results)
         finally:
             metrics.in_flight.dec()
-        seconds = time.monotonic() - t0
+        return await asyncio.to_thread(finish_batch, items, time.monotonic() - t0)
+
+    def finish_batch(items: list, seconds: float) -> Response:
+        """Metrics, the periodic log line and the JSON answer of one scored batch."""
         metrics.observe_batch(items, seconds)
-        if scorer.bad_labels > state["bad_labels"]:
-            metrics.bad_labels.inc(scorer.bad_labels - state["bad_labels"])
-            state["bad_labels"] = scorer.bad_labels
-        metrics.requests.labels("200").inc()
-        state["batches"] += 1
-        if state["batches"] % cfg.server.log_every_n_batches == 0 or state["batches"] == 1:
+        with lock:
+            if scorer.bad_labels > state["bad_labels"]:
+                metrics.bad_labels.inc(scorer.bad_labels - state["bad_labels"])
+                state["bad_labels"] = scorer.bad_labels
+            metrics.requests.labels("200").inc()
+            state["batches"] += 1
+            batch = state["batches"]
+        if batch % cfg.server.log_every_n_batches == 0 or batch == 1:
             m = batch_means(items)
             st = getattr(executor, "last_stats", {})
             log.info("batch %d: %d queries in %.2fs | reward %.3f pass %.3f format %.3f syntax %.3f "
                      "all_passed %.3f unmatched %.3f no_code %.3f timeout %.3f | executed %s cache_hits %s "
-                     "deadline_missed %s", state["batches"], len(items), seconds, m["reward"], m["correctness"],
+                     "deadline_missed %s", batch, len(items), seconds, m["reward"], m["correctness"],
                      m["format"], m["syntax"], m["all_passed"], m["unmatched"], m["no_code"], m["timeout"],
                      st.get("executed", 0), st.get("cache_hits", 0), st.get("deadline_missed", 0))
         return JSONResponse({"rewards": [b.reward for b in items], "scores": [b.score for b in items],

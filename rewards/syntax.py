@@ -1,0 +1,123 @@
+"""Does candidate code compile? ast.parse in-process for small code, in a helper interpreter for large code.
+
+ast.parse is one C call that holds the GIL from start to end: ~2 µs per character on a CI core, so a
+2 MB response would freeze the reward server's event loop (and /health) for seconds. Code longer than
+INLINE_CHARS is parsed by a long-lived child interpreter instead; this thread waits on a pipe without
+the GIL. The child only parses (it never runs the code) and is restarted if it dies or overruns.
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import logging
+import re
+import select
+import subprocess
+import sys
+import threading
+
+log = logging.getLogger("coderl.reward_server")
+
+INLINE_CHARS = 16_384  # ≈ 30 ms of ast.parse on a CI core; typical answers stay in-process
+TIMEOUT_S = 30.0  # a 2 MB program parses in ~5 s on a CI core; past this it counts as not parsing
+_HELPER_MEMORY_BYTES = 4 << 30
+# Python rejects these outside string literals and comments (the other Unicode whitespace included), and
+# no statement starts with these; text showing either where no string or comment can have begun yet
+# (before the first quote, '#', backslash or newline) cannot compile, whatever follows.
+_NEVER_OUTSIDE_STRINGS_RE = re.compile(r"[`$?\x0b\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_NEVER_STARTS = frozenset("<>|`$?!%&^=)]},;:/")
+_FIRST_LINE_CODE_END_RE = re.compile(r"""[\n\r'"#\\]""")
+
+_HELPER = f"""
+import ast, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({_HELPER_MEMORY_BYTES}, {_HELPER_MEMORY_BYTES}))
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+while True:
+    head = inp.read(8)
+    if len(head) < 8:
+        break
+    src = inp.read(int.from_bytes(head, "little")).decode("utf-8")
+    try:
+        ast.parse(src)
+        ok = b"1"
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        ok = b"0"
+    del src
+    out.write(ok)
+    out.flush()
+"""
+
+
+class _Helper:
+    """One child interpreter answering 'does this parse?' for one request at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+
+    def _start(self) -> subprocess.Popen:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _HELPER], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
+        return self._proc
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def parses(self, data: bytes) -> bool:
+        with self._lock:
+            for _ in range(2):  # a helper that died since the last call gets one restart
+                proc = self._start()
+                try:
+                    proc.stdin.write(len(data).to_bytes(8, "little") + data)
+                    proc.stdin.flush()
+                    ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT_S)
+                    reply = proc.stdout.read(1) if ready else b"timeout"
+                except OSError:
+                    reply = b""
+                if reply in (b"0", b"1"):
+                    return reply == b"1"
+                self.close()
+                if reply == b"timeout":
+                    log.warning("parsing a %d-byte response took over %.0fs; it counts as not compiling",
+                                len(data), TIMEOUT_S)
+                    return False
+            return False
+
+
+_helper = _Helper()
+atexit.register(_helper.close)
+
+
+def _surely_not_python(code: str) -> bool:
+    """Cheap proof that code cannot compile (False = no proof): ast.parse of garbage still costs O(len)."""
+    if "\x00" in code:
+        return True
+    first = code.lstrip()[:1]
+    if first in _NEVER_STARTS:
+        return True
+    m = _FIRST_LINE_CODE_END_RE.search(code)
+    return _NEVER_OUTSIDE_STRINGS_RE.search(code, 0, m.start() if m else len(code)) is not None
+
+
+def parses(code: str) -> bool:
+    """True when code is non-empty Python that compiles."""
+    if not code or not code.strip():
+        return False
+    if len(code) > INLINE_CHARS:
+        if _surely_not_python(code):
+            return False
+        try:
+            data = code.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: ast.parse fails on it the same way
+            return False
+        return _helper.parses(data)
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True
