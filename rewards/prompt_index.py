@@ -42,6 +42,7 @@ class Problem:
     system: str
     label: Label
     label_json: str
+    messages: list | str = field(default="", compare=False)  # the row's "input", as given
 
     @property
     def answer_format(self) -> str | None:
@@ -125,7 +126,7 @@ def load_problems(path: str | Path) -> tuple[list[Problem], str]:
             except LabelError as e:
                 raise DataError(f"{where}: {e}") from None
             labels_seen[lab] = label
-        problems.append(Problem(n, user, system, label, lab))
+        problems.append(Problem(n, user, system, label, lab, row["input"]))
     if not problems:
         raise DataError(f"{p}: no rows")
     return problems, sha
