@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(summary))
     unknown = summary["unknown_task_ids"]
     if unknown:
-        print(f"warning: {sum(unknown.values())} samples name a task_id that is not in {args.data}; they are "
+        print(f"warning: {sum(unknown.values())} sample(s) name a task_id that is not in {args.data}; they are "
               "listed in summary.json (unknown_task_ids) and results.jsonl, not scored", file=sys.stderr)
     return 0
 

@@ -84,9 +84,9 @@ def table(summary: dict) -> str:
     lines.append(line)
     unknown = summary["unknown_task_ids"]
     if unknown:
-        lines.append(f"NOT SCORED: {sum(unknown.values())} samples whose task_id is not in the data: "
+        lines.append(f"NOT SCORED: {sum(unknown.values())} sample(s) whose task_id is not in the data: "
                      f"{_ids(sorted(unknown))}")
     missing = summary["problems_without_samples"]
     if missing:
-        lines.append(f"not in pass@k: {len(missing)} problems of the data have no samples: {_ids(missing)}")
+        lines.append(f"not in pass@k: {len(missing)} problem(s) of the data have no samples: {_ids(missing)}")
     return "\n".join(lines)
