@@ -77,6 +77,9 @@ def test_bad_input_names_file_line_field_and_writes_nothing(tmp_path, capsys):
     rc, _, err = _run(capsys, "--data", data, "--samples", good, "--out", tmp_path / "o",
                       "--completion_format", "humaneval")
     assert rc == 2 and "task 'add' cannot take a human-eval completion" in err and "'assert'" in err
+    ghosts = write_samples(tmp_path / "g.jsonl", [("HumanEval/0", "x")])
+    rc, _, err = _run(capsys, "--data", data, "--samples", ghosts, "--out", tmp_path / "o")
+    assert rc == 2 and "none of the 1 samples names a task" in err and "HumanEval/0" in err and "add" in err
     rc, _, err = _run(capsys, "--data", tmp_path / "missing.jsonl", "--samples", good, "--out", tmp_path / "o")
     assert rc == 2 and "data file not found" in err
     with pytest.raises(SystemExit) as e:

@@ -105,8 +105,12 @@ def run(args: argparse.Namespace, progress: bool) -> dict:
     else:
         samples = read_samples(args.samples)
         meta["samples_file"] = args.samples
+    if not any(s.task_id in tasks.by_id for s in samples):  # wrong data file, or ids not the labels' source_id
+        raise DataError(f"none of the {len(samples)} samples names a task of {args.data}: samples name "
+                        f"{', '.join(sorted({s.task_id for s in samples})[:3])}, ...; the data's task_ids (label "
+                        f"source_id) are {', '.join(tasks.ids()[:3])}, ...")
     check_completion_format(tasks, samples, args.completion_format)  # before the sandbox starts
-    executor = LocalExecutor(cfg.sandbox, cache_size=cfg.server.cache_size)
+    executor = LocalExecutor(cfg.sandbox)  # no result cache: run_jobs already runs each program once
     t0 = time.monotonic()
     executor.start()
     try:

@@ -17,7 +17,7 @@ from rewards.code_reward import RewardBreakdown
 from rewards.config import RewardConfig
 from rewards.evaluation.samples import Sample
 from rewards.evaluation.tasks import Tasks
-from rewards.executors import BaseExecutor
+from rewards.executors import BaseExecutor, job_key
 from rewards.extract import Extracted, parses
 from rewards.pipeline import Prepared, Scorer
 from rewards.prompt_index import DataError
@@ -105,12 +105,21 @@ async def _run_all(executor: BaseExecutor, jobs: list, chunk: int, bar) -> list[
 
 
 def run_jobs(executor: BaseExecutor, jobs: list, progress: bool = False) -> list[JobResult | None]:
-    """Every job through the executor, all chunks queued at once (workers never wait for a chunk boundary)."""
+    """Results in job order. Identical (code, tests) pairs run once (low-temperature samples repeat), and all
+    chunks are queued at once, so workers never wait at a chunk boundary."""
     from tqdm import tqdm
 
+    keys = [job_key(j) for j in jobs]
+    first: dict[bytes, int] = {}
+    unique = []
+    for k, job in zip(keys, jobs, strict=True):
+        if k not in first:
+            first[k] = len(unique)
+            unique.append(job)
     chunk = max(16, 8 * executor.workers)  # progress granularity only; the pool stays fed across chunks
-    with tqdm(total=len(jobs), unit="sample", desc="score", disable=not progress) as bar:
-        return asyncio.run(_run_all(executor, jobs, chunk, bar))
+    with tqdm(total=len(unique), unit="program", desc="score", disable=not progress) as bar:
+        results = asyncio.run(_run_all(executor, unique, chunk, bar))
+    return [results[first[k]] for k in keys]
 
 
 def _result(task_id: str, index: int, total: int, prep: Prepared, bd: RewardBreakdown, res: JobResult | None,
