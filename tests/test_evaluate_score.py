@@ -120,3 +120,22 @@ def test_every_sandbox_status_has_a_bucket():
     assert bucket("failed") == "wrong_answer" and bucket("memory") == bucket("killed") == "crashed"
     assert bucket("unsupported") == "unsupported"  # a status the sandbox adds later keeps its name
     assert "no_code" in buckets() and len(buckets()) == len(set(buckets()))
+
+
+def test_each_distinct_program_runs_once():
+    from rewards.config import SandboxConfig
+    from rewards.evaluation.score import run_jobs
+    from rewards.executors import LocalExecutor
+    from rewards.labels import parse_label
+    from rewards.sandbox import Job
+
+    label = parse_label({"format": "assert", "tests": ["assert f() == 1"], "entry_point": "f"})
+    good, bad = Job("def f():\n    return 1\n", label), Job("def f():\n    return 2\n", label)
+    ex = LocalExecutor(SandboxConfig(workers=2))
+    ex.start()
+    try:
+        res = run_jobs(ex, [good, bad, good, good, good] * 20)  # 100 jobs: several chunks
+        assert ex.info()["stats"]["jobs"] == 2
+    finally:
+        ex.close()
+    assert [r.status for r in res] == ["passed", "failed", "passed", "passed", "passed"] * 20

@@ -105,8 +105,8 @@ async def _run_all(executor: BaseExecutor, jobs: list, chunk: int, bar) -> list[
 
 
 def run_jobs(executor: BaseExecutor, jobs: list, progress: bool = False) -> list[JobResult | None]:
-    """Results in job order. Identical (code, tests) pairs run once (low-temperature samples repeat), and all
-    chunks are queued at once, so workers never wait at a chunk boundary."""
+    """Results in job order. Identical (code, tests) pairs run once, as the executor runs a server batch (low-
+    temperature samples repeat), and all chunks are queued at once: workers never wait at a chunk boundary."""
     from tqdm import tqdm
 
     keys = [job_key(j) for j in jobs]
