@@ -48,6 +48,7 @@ class Problem:
     label: Label
     label_json: str
     prior_users: tuple[str, ...] = ()  # earlier user messages of a multi-turn prompt
+    messages: list | str = field(default="", compare=False)  # the row's "input", as given
 
     @property
     def answer_format(self) -> str | None:
@@ -132,7 +133,7 @@ def load_problems(path: str | Path) -> tuple[list[Problem], str]:
             except LabelError as e:
                 raise DataError(f"{where}: {e}") from None
             labels_seen[lab] = label
-        problems.append(Problem(n, users[-1], system, label, lab, tuple(users[:-1])))
+        problems.append(Problem(n, users[-1], system, label, lab, tuple(users[:-1]), row["input"]))
     if not problems:
         raise DataError(f"{p}: no rows")
     return problems, sha

