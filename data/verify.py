@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from data.formats import Problem
 from rewards.labels import Label
+from rewards.sandbox.plan import is_case
 
 
 class Verifier:
@@ -93,16 +94,6 @@ class Verifier:
         return [1] * len(label.tests)
 
 
-def _is_case(stmt: ast.stmt) -> bool:
-    """A top-level statement of check() that is one test case: contains an assert and is not a def.
-
-    The same rule as the sandbox's planner (rewards/sandbox/plan.py), so outcome k is statement k here.
-    """
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return False
-    return any(isinstance(n, ast.Assert) for n in ast.walk(stmt))
-
-
 def drop_check_asserts(program: str, failing: list[int]) -> str | None:
     """`program` with the given test cases of check() (0-based, in order) cut out; None if not safely possible."""
     try:
@@ -113,7 +104,7 @@ def drop_check_asserts(program: str, failing: list[int]) -> str | None:
     if not checks:
         return None
     check = checks[-1]
-    cases = [n for n in check.body if _is_case(n)]
+    cases = [n for n in check.body if is_case(n)]
     if any(k >= len(cases) for k in failing) or len(failing) >= len(check.body):
         return None  # outcomes do not match the program, or nothing would be left in check()
     starts = Counter(n.lineno for n in ast.walk(check) if isinstance(n, ast.stmt))

@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from rewards.sandbox import count_tests
-from tests.fidelity.allowlist import EXPLAINED, V1_LIMITS, reason_for
+from tests.fidelity.allowlist import EXPLAINED, reason_for
 from tests.fidelity.corpus import MUTANT_KINDS, build_corpus, humaneval_rows, task_programs
 from tests.fidelity.measure import measure
 from tests.fidelity.suites import FORMATS, labels
@@ -83,14 +83,11 @@ def test_every_disagreement_is_allow_listed(report):
 def test_allow_list_has_no_stale_entry(report, corpus):
     disagreeing = {d["pid"] for d in report["disagreements"]}
     in_corpus = {p.pid for p in corpus}
-    stale = sorted(pid for pid in {**V1_LIMITS, **EXPLAINED} if pid in in_corpus and pid not in disagreeing)
+    stale = sorted(pid for pid in EXPLAINED if pid in in_corpus and pid not in disagreeing)
     assert not stale, f"{len(stale)} allow-listed programs now agree with plain Python: remove them " \
                       f"from tests/fidelity/allowlist.py: {stale[:20]}"
 
 
 def test_agreement_per_format(report):
     for fmt, f in report["formats"].items():
-        # V1_LIMITS are the known false negatives of today's executor, left out while listed.
-        excused = sum(d["pid"] in V1_LIMITS for d in report["disagreements"] if d["format"] == fmt)
-        agreement = (f["agree"] + excused) / f["programs"]
-        assert agreement >= TARGET, (fmt, agreement)
+        assert f["agree"] / f["programs"] >= TARGET, (fmt, f)

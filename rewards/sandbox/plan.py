@@ -45,7 +45,8 @@ def _unittest_plan(modules) -> list:
     return plan
 
 
-def _contains_assert(stmt: ast.stmt) -> bool:
+def is_case(stmt: ast.stmt) -> bool:
+    """A top-level statement of check() that is one humaneval test case: contains an assert, is not a def."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
     return any(isinstance(n, ast.Assert) for n in ast.walk(stmt))
@@ -66,7 +67,7 @@ def _humaneval_plan(program: str) -> tuple[list, str]:
     param = fn.args.args[0].arg
     units, pending = [], []
     for stmt in fn.body:
-        if _contains_assert(stmt):
+        if is_case(stmt):
             units.append({"setup": "\n".join(ast.unparse(s) for s in pending), "test": ast.unparse(stmt)})
             pending = []
         else:

@@ -1,7 +1,9 @@
 """Static estimate: which test cases need an operation a plain-data channel cannot judge.
 
-Model (issue 9, sandbox v2): test code runs in its own process and reaches the candidate only through a
-channel carrying plain data (None, bool, int, float, complex, str, bytes, list, tuple, dict, set,
+Model: the narrowest channel issue 9 allows, so the figures are an upper bound for rewards/sandbox/ (whose
+channel also mirrors the candidate's stdout, carries test-defined callbacks, writes in-place mutations of
+arguments back and rebuilds exceptions the solution defines). Test code runs in its own process and
+reaches the candidate only through a channel carrying plain data (None, bool, int, float, complex, str, bytes, list, tuple, dict, set,
 frozenset, a few stdlib types); anything else is an opaque handle that allows attribute access, calls,
 iteration, len, bool, str/repr and indexing. A test case is *not judgeable* when it needs (REASONS):
 
@@ -32,7 +34,7 @@ import builtins
 import sys
 from dataclasses import dataclass, field
 
-from data.verify import _is_case  # the sandbox's rule for what one humaneval test case is
+from rewards.sandbox.plan import is_case  # the sandbox's rule for what one humaneval test case is
 
 REASONS = ("stdout", "patching", "globals", "opaque_compare", "opaque_type", "identity", "callback",
            "solution_exc", "in_place")
@@ -344,11 +346,11 @@ def humaneval_cases(test: str, sol: Solution) -> list[tuple[str, set[str]]]:
     shared = [n for n in tree.body if n is not check]
     out = []
     for k, stmt in enumerate(check.body):
-        if _is_case(stmt):
+        if is_case(stmt):
             case = _Case(sol, {check.args.args[0].arg}, {"solution"})
             case.run(shared)
             for prior in check.body[:k]:
-                case.run([prior], scan=not _is_case(prior))
+                case.run([prior], scan=not is_case(prior))
             out.append((f"case {len(out) + 1}", case.run([stmt])))
     return out
 

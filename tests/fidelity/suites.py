@@ -14,8 +14,8 @@ import ast
 import copy
 
 from data.formats import RowContext, humaneval
-from data.verify import _is_case  # the sandbox's rule for what one humaneval test case is
 from rewards.labels import Label
+from rewards.sandbox.plan import is_case  # the sandbox's rule for what one humaneval test case is
 
 FORMATS = ("humaneval", "unittest", "assert")
 
@@ -74,7 +74,7 @@ def _split(test: str, entry_point: str) -> tuple[list[ast.stmt], list[tuple[list
     cases, pending = [], []
     for stmt in check.body:
         stmt = rename.visit(copy.deepcopy(stmt))
-        if _is_case(stmt):
+        if is_case(stmt):
             cases.append((pending, stmt))
             pending = []
         else:
