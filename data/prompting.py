@@ -12,9 +12,12 @@ from pathlib import Path
 
 import yaml
 
+from rewards.extract import ANSWER_FORMATS as EXTRACT_FORMATS
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PROMPTS_PATH = REPO_ROOT / "configs" / "prompts.yaml"
-ANSWER_FORMATS = ("think_answer", "code_block")
+# "any" asks for nothing, so no system prompt asks for it.
+ANSWER_FORMATS = tuple(f for f in EXTRACT_FORMATS if f != "any")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

@@ -15,6 +15,8 @@ from typing import Any, Literal, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from rewards.extract import AnswerFormat
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG_PATH = REPO_ROOT / "configs" / "reward.yaml"
 
@@ -59,7 +61,7 @@ class RewardConfig(_Section):
     all_pass_bonus: float = Field(0.0, ge=0, description="Extra reward when every test passes (0 = off); added after normalisation.")
     length_soft_limit_chars: int = Field(4000, ge=1, description="Responses longer than this start losing the length component.")
     length_hard_limit_chars: int = Field(12000, ge=2, description="At or past this, the length component is 0 (linear in between).")
-    answer_format: Literal["think_answer", "code_block", "any"] = Field(
+    answer_format: AnswerFormat = Field(
         "think_answer", description="Format check for rows whose label.extra.answer_format is unset; must agree with the preprocessor's prompt.")
     unmatched_reward: float = Field(0.0, description="Reward for a query whose problem is not in the dataset.")
     normalize: bool = Field(True, description="Divide the weighted sum by the sum of weights (reward in [0, 1] without bonus).")

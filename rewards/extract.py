@@ -16,6 +16,7 @@ import re
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from rewards.syntax import parses
 
@@ -462,6 +463,11 @@ def extract_code(response: str) -> Extracted:
     if parses(response):
         return Extracted(response.strip("\n"), "raw")
     return Extracted(None, "none")
+
+
+# What format_ok can check; a label's extra.answer_format or the server's answer_format picks one.
+AnswerFormat = Literal["think_answer", "code_block", "any"]
+ANSWER_FORMATS: tuple[str, ...] = get_args(AnswerFormat)
 
 
 def format_ok(response: str, answer_format: str, extracted: Extracted) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from rewards.code_reward import RewardBreakdown, compute_reward, unmatched_reward
 from rewards.config import RewardConfig
 from rewards.extract import (
+    ANSWER_FORMATS,
     Extracted,
     after_prompt,
     clean_response,
@@ -131,7 +132,7 @@ class Scorer:
         response = clean_response(response, specials)
         extracted = extract_code(response)
         fmt = lab.extra.get("answer_format") if isinstance(lab.extra, dict) else None
-        if fmt not in ("think_answer", "code_block", "any"):
+        if fmt not in ANSWER_FORMATS:
             fmt = self.cfg.answer_format
         syntax = extracted.code is not None and parses(extracted.code)
         return Prepared(lab, response, extracted, format_ok(response, fmt, extracted), syntax, how)

@@ -21,17 +21,21 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rewards.extract import normalize, normalized_prefix, pad_pattern, pads_end, raw_end, templated_turns
+from rewards.errors import DataError
+from rewards.extract import (
+    ANSWER_FORMATS,
+    normalize,
+    normalized_prefix,
+    pad_pattern,
+    pads_end,
+    raw_end,
+    templated_turns,
+)
 from rewards.labels import Label, LabelError, parse_label
 
 log = logging.getLogger("coderl.reward_server")
 
 PREFIX_CHARS = 256  # normalised characters hashed by the prefix index
-ANSWER_FORMATS = ("think_answer", "code_block", "any")
-
-
-class DataError(ValueError):
-    """The data file is missing or has a bad line; the message names the file and line."""
 
 
 def _digest(text: str) -> bytes:
@@ -39,7 +43,7 @@ def _digest(text: str) -> bytes:
 
 
 @dataclass(frozen=True)
-class Problem:
+class IndexedProblem:
     """One row of the JSONL."""
 
     line: int  # 1-based line number in the data file
@@ -60,7 +64,7 @@ class Problem:
 class Match:
     """A query's problem and the response that follows its prompt."""
 
-    problem: Problem
+    problem: IndexedProblem
     response: str  # raw: special tokens not yet stripped
     how: str  # template name ("chatml", "llama3", ...) or "prefix"
 
@@ -98,7 +102,7 @@ def _messages(row: dict, where: str) -> tuple[str, list[str]]:
     return system, users
 
 
-def load_problems(path: str | Path) -> tuple[list[Problem], str]:
+def load_problems(path: str | Path) -> tuple[list[IndexedProblem], str]:
     """Parse and validate every row; returns (problems, sha256 of the file's bytes). Raises DataError."""
     p = Path(path)
     try:
@@ -108,7 +112,7 @@ def load_problems(path: str | Path) -> tuple[list[Problem], str]:
     except (IsADirectoryError, PermissionError) as e:
         raise DataError(f"cannot read data file {p}: {e.strerror}") from None
     sha = hashlib.sha256(data).hexdigest()
-    problems: list[Problem] = []
+    problems: list[IndexedProblem] = []
     labels_seen: dict[str, Label] = {}
     for n, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
@@ -133,24 +137,24 @@ def load_problems(path: str | Path) -> tuple[list[Problem], str]:
             except LabelError as e:
                 raise DataError(f"{where}: {e}") from None
             labels_seen[lab] = label
-        problems.append(Problem(n, users[-1], system, label, lab, tuple(users[:-1]), row["input"]))
+        problems.append(IndexedProblem(n, users[-1], system, label, lab, tuple(users[:-1]), row["input"]))
     if not problems:
         raise DataError(f"{p}: no rows")
     return problems, sha
 
 
 class PromptIndex:
-    """Hash index from prompt text to Problem; lookups cost O(len(query)), not O(rows)."""
+    """Hash index from prompt text to IndexedProblem; lookups cost O(len(query)), not O(rows)."""
 
-    def __init__(self, problems: list[Problem], path: str = "", sha256: str = "",
+    def __init__(self, problems: list[IndexedProblem], path: str = "", sha256: str = "",
                  templated_prompts: list[str] | None = None, special_tokens: tuple[str, ...] = ()) -> None:
         self.problems = problems
         self.path, self.sha256 = path, sha256
         self.special_tokens = special_tokens
         self._pads = pad_pattern(special_tokens)
         self.stats = IndexStats(rows=len(problems))
-        self._by_user: dict[bytes, list[Problem]] = {}
-        self._by_prefix: dict[bytes, list[tuple[str, Problem]]] = defaultdict(list)
+        self._by_user: dict[bytes, list[IndexedProblem]] = {}
+        self._by_prefix: dict[bytes, list[tuple[str, IndexedProblem]]] = defaultdict(list)
         self._prefix_lengths: set[int] = set()
         for i, pr in enumerate(problems):
             self._add_user(pr)
@@ -175,7 +179,7 @@ class PromptIndex:
             specials = tuple(sorted(set(tokenizer.all_special_tokens), key=lambda t: (-len(t), t)))
         return cls(problems, str(path), sha, templated, specials)
 
-    def _add_user(self, pr: Problem) -> None:
+    def _add_user(self, pr: IndexedProblem) -> None:
         key = _digest(normalize(pr.user))
         bucket = self._by_user.get(key)
         if bucket is None:
@@ -191,7 +195,7 @@ class PromptIndex:
                 self.stats.examples.append(f"lines {bucket[0].line} and {pr.line}: {excerpt!r}")
         bucket.append(pr)
 
-    def _add_prefix(self, text: str, pr: Problem) -> None:
+    def _add_prefix(self, text: str, pr: IndexedProblem) -> None:
         norm = normalize(text)
         if not norm:
             return
@@ -221,7 +225,7 @@ class PromptIndex:
                 return Match(self._pick(rows, split.system, split.prompt), split.response, split.template)
         return self._lookup_prefix(query)
 
-    def _pick(self, bucket: list[Problem], system: str, prompt: str) -> Problem:
+    def _pick(self, bucket: list[IndexedProblem], system: str, prompt: str) -> IndexedProblem:
         """Among rows with the same user message, prefer the one whose system prompt is in the query."""
         if len(bucket) == 1:
             return bucket[0]

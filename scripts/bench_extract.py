@@ -43,7 +43,7 @@ from tests import _extract_reference as old  # noqa: E402
 from tests._reward_support import PROBLEMS, SYSTEM_THINK, chatml, rows, write_jsonl  # noqa: E402
 from tests._server_proc import ServerProc  # noqa: E402
 
-FORMATS = ("think_answer", "code_block", "any")
+FORMATS = extract.ANSWER_FORMATS
 
 
 def _fill(unit: str, n: int, head: str = "", tail: str = "") -> str:

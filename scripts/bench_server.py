@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO_ROOT))
 import httpx  # noqa: E402
 
 from rewards.labels import Label  # noqa: E402
-from rewards.prompt_index import Problem, PromptIndex  # noqa: E402
+from rewards.prompt_index import IndexedProblem, PromptIndex  # noqa: E402
 
 SYSTEM = ("You are a helpful programming assistant. First think in <think>...</think>, then give the final "
           "code in <answer>...</answer> as one ```python block.")
@@ -289,7 +289,7 @@ def bench_lookup(sizes: list[int], n_queries: int = 2000, n_linear: int = 30) ->
     lab_json = lab.to_json()
     out = []
     for n in sizes:
-        problems = [Problem(i + 1, problem_text(i), SYSTEM, lab, lab_json) for i in range(n)]
+        problems = [IndexedProblem(i + 1, problem_text(i), SYSTEM, lab, lab_json) for i in range(n)]
         t0 = time.perf_counter()
         index = PromptIndex(problems)
         build_s = time.perf_counter() - t0

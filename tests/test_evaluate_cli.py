@@ -53,7 +53,7 @@ def test_score_outputs_unknown_tasks_and_skipped_k(tmp_path, capsys):
     assert "fewer than 5 samples" in summary["k_skipped"]["5"] and summary["problems_short_of_k"]["5"] == ["add", "neg"]
     assert summary["unknown_task_ids"] == {"ghost": 1} and summary["samples_scored"] == 6
     assert summary["problems_without_samples"] == ["first"] and summary["problems"] == 2
-    assert summary["statuses"] == {"passed": 2, "wrong_answer": 1, "error": 1, "timeout": 0, "crashed": 0,
+    assert summary["statuses"] == {"passed": 2, "wrong_answer": 1, "error": 1, "timeout": 0, "crashed": 0, "unsupported": 0,
                                    "syntax": 1, "no_code": 1}
     assert summary["sandbox"]["workers"] == 2 and summary["data_sha256"]
     assert "pass@1" in out and "pass@5 not reported" in out and "NOT SCORED: 1 sample(s)" in out and "ghost" in out

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from rewards.errors import DataError
 from rewards.extract import clean_response
-from rewards.prompt_index import PREFIX_CHARS, DataError, PromptIndex, describe, load_problems
+from rewards.prompt_index import PREFIX_CHARS, PromptIndex, describe, load_problems
 from tests._reward_support import (
     PROBLEMS,
     SYSTEM_BLOCK,

@@ -55,6 +55,10 @@ class RowContext:
         """source_id for rows without an id column: FILE_NAME:ROW (the name, not the machine's path)."""
         return f"{self.file.rsplit('/', 1)[-1]}:{self.row}"
 
+    def source_id(self, *candidates) -> str:
+        """The first candidate id that is neither None nor empty, as a string; else fallback_id."""
+        return next((str(c) for c in candidates if c not in (None, "")), self.fallback_id)
+
 
 # --- cell helpers shared by the converters -------------------------------------------------------------
 

@@ -79,9 +79,8 @@ def convert(row: dict, ctx: RowContext) -> Problem:
                                      entry_point=fn_name)
     else:
         user = prompting.user_prompt(question, mode="stdio", starter_code=starter)
-    sid = next((row[k] for k in ("problem_id", "id", "task_id") if row.get(k) is not None), None)
     return Problem(
-        source_id=str(sid) if sid is not None else ctx.fallback_id,
+        source_id=ctx.source_id(*(row.get(k) for k in ("problem_id", "id", "task_id"))),
         question=question,
         user=user,
         format=fmt,

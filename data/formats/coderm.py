@@ -44,7 +44,7 @@ def convert(row: dict, ctx: RowContext) -> Problem:
         raise Skip("no_signature")  # tests call nothing the reference defines: no fair prompt possible
     sig = prompting.signatures(reference, set(called))
     return Problem(
-        source_id=str(row.get("task_id") if row.get("task_id") not in (None, "") else ctx.fallback_id),
+        source_id=ctx.source_id(row.get("task_id")),
         question=question,
         user=prompting.user_prompt(question, mode="function", signature=sig),
         format="unittest",

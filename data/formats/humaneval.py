@@ -20,7 +20,7 @@ def convert(row: dict, ctx: RowContext) -> Problem:
     test = text(row, "test")
     solution = text(row, "canonical_solution", required=False) or ""
     return Problem(
-        source_id=str(row.get("task_id") or ctx.fallback_id),
+        source_id=ctx.source_id(row.get("task_id")),
         question=prompt,
         user=prompting.user_prompt(prompt, mode="complete"),
         format="humaneval",

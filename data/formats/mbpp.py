@@ -26,7 +26,7 @@ def convert(row: dict, ctx: RowContext) -> Problem:
     called = prompting.referenced(list(prompting.top_level_defs(reference or "") or {}), tests)
     sig = prompting.signatures(reference, set(called)) if called else None
     return Problem(
-        source_id=str(row.get("task_id") if row.get("task_id") not in (None, "") else ctx.fallback_id),
+        source_id=ctx.source_id(row.get("task_id")),
         question=question,
         user=prompting.user_prompt(question, mode="function", signature=sig,
                                    entry_point=_first_call(tests[0])),

@@ -68,9 +68,8 @@ def convert(row: dict, ctx: RowContext) -> Problem:
     if fmt == "call" and f"def {fn_name}" not in user:
         user = prompting.user_prompt(user, mode="function", entry_point=fn_name)
     extra = row.get("extra_info") if isinstance(row.get("extra_info"), dict) else {}
-    sid = extra.get("index", extra.get("id"))
     return Problem(
-        source_id=str(sid) if sid is not None else ctx.fallback_id,
+        source_id=ctx.source_id(extra.get("index", extra.get("id"))),
         question=user,
         user=user,
         format=fmt,

@@ -20,6 +20,7 @@ import sys
 import time
 
 from rewards.config import ConfigError, add_cli_flags, apply_cli_overrides, load_config
+from rewards.errors import DataError
 from rewards.evaluation.compare import compare, load_run
 from rewards.evaluation.generate import BACKENDS, SamplingConfig, generate
 from rewards.evaluation.passk import parse_ks
@@ -28,7 +29,6 @@ from rewards.evaluation.samples import Sample, read_samples, write_samples
 from rewards.evaluation.score import COMPLETION_FORMATS, check_completion_format, score
 from rewards.evaluation.tasks import load_tasks
 from rewards.executors import LocalExecutor
-from rewards.prompt_index import DataError
 
 log = logging.getLogger("coderl.evaluate")
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from data.io import AtomicOutputs
-from rewards.prompt_index import DataError
+from rewards.errors import DataError
 
 SAMPLES_FILE = "samples.jsonl"
 

@@ -15,12 +15,12 @@ from dataclasses import asdict, dataclass, field
 
 from rewards.code_reward import RewardBreakdown
 from rewards.config import RewardConfig
+from rewards.errors import DataError
 from rewards.evaluation.samples import Sample
 from rewards.evaluation.tasks import Tasks
 from rewards.executors import BaseExecutor, job_key
 from rewards.extract import Extracted, parses
 from rewards.pipeline import Prepared, Scorer
-from rewards.prompt_index import DataError
 from rewards.sandbox import STATUSES, JobResult, count_tests
 
 COMPLETION_FORMATS = ("response", "humaneval")

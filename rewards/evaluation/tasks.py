@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rewards.prompt_index import DataError, Problem, load_problems
+from rewards.errors import DataError
+from rewards.prompt_index import IndexedProblem, load_problems
 
 
 @dataclass(frozen=True)
@@ -14,7 +15,7 @@ class Tasks:
 
     path: str
     sha256: str
-    by_id: dict[str, Problem]
+    by_id: dict[str, IndexedProblem]
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -26,7 +27,7 @@ class Tasks:
 def load_tasks(path: str | Path) -> Tasks:
     """Parse and validate every row; DataError naming the file and line for a bad row or an ambiguous task id."""
     problems, sha = load_problems(path)
-    by_id: dict[str, Problem] = {}
+    by_id: dict[str, IndexedProblem] = {}
     for pr in problems:
         tid = pr.label.source_id
         if not tid:
