@@ -134,7 +134,8 @@ class Scorer:
         fmt = lab.extra.get("answer_format") if isinstance(lab.extra, dict) else None
         if fmt not in ANSWER_FORMATS:
             fmt = self.cfg.answer_format
-        syntax = extracted.code is not None and parses(extracted.code)
+        # Raw code was only extracted because it parses: a 2 MB response is not compiled twice.
+        syntax = extracted.code is not None and (extracted.source == "raw" or parses(extracted.code))
         return Prepared(lab, response, extracted, format_ok(response, fmt, extracted), syntax, how)
 
     def prepare(self, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
