@@ -73,8 +73,12 @@ class BaseExecutor:
         cache, limits = self.result_cache, limits_digest(self.sandbox_cfg)
         results: list[JobResult | None] = [None] * len(jobs)
         todo: OrderedDict[bytes, list[int]] = OrderedDict()
+        labels: dict[int, str] = {}  # a GRPO batch has few labels: serialise each once (ids live: jobs hold them)
         for i, job in enumerate(jobs):
-            k = result_key(job, limits)
+            lj = labels.get(id(job.label))
+            if lj is None:
+                lj = labels[id(job.label)] = job.label.to_json()
+            k = result_key(job, limits, lj)
             idx = todo.get(k)
             if idx is not None:  # a duplicate within the batch: shares the first one's run
                 idx.append(i)

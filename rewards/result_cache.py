@@ -62,10 +62,14 @@ def limits_digest(cfg: SandboxConfig) -> bytes:
     return hashlib.blake2b(json.dumps(fields, sort_keys=True).encode(), digest_size=16).digest()
 
 
-def result_key(job: Job, limits: bytes) -> bytes:
-    """Cache key: (limits, label, normalised code), length-prefixed so no two triples share a key."""
+def result_key(job: Job, limits: bytes, label_json: str | None = None) -> bytes:
+    """Cache key: (limits, label, normalised code), length-prefixed so no two triples share a key.
+
+    label_json: job.label.to_json() when the caller already has it (a batch shares a few labels).
+    """
     h = hashlib.blake2b(digest_size=32)
-    for part in (limits, job.label.to_json().encode("utf-8", "surrogatepass"),
+    label_json = job.label.to_json() if label_json is None else label_json
+    for part in (limits, label_json.encode("utf-8", "surrogatepass"),
                  normalize_code(job.code).encode("utf-8", "surrogatepass")):
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
