@@ -85,7 +85,9 @@ class ServerConfig(_Section):
     max_batch_queries: int = Field(16384, ge=1, description="Most queries accepted in one request.")
     batch_deadline_s: float = Field(150.0, gt=0, description="Per-batch deadline; stays under OpenRLHF's 180 s timeout.")
     log_every_n_batches: int = Field(10, ge=1, description="Log one line of batch stats every N batches.")
-    cache_size: int = Field(16384, ge=0, description="Deterministic results (no timeouts) kept across batches, by (code, label); 0 = off.")
+    result_cache: bool = Field(True, description="Reuse deterministic results across batches, by (label, normalised code, sandbox limits); --no_result_cache turns it off.")
+    cache_size: int = Field(16384, ge=0, description="Most results the result cache keeps (least recently used go first); 0 = off.")
+    cache_max_mb: float = Field(256.0, gt=0, description="Memory bound of the result cache, estimated from each result's outcomes and details, MiB.")
     chunk_size: int = Field(0, ge=0, description="Jobs per executor call; 0 = auto (small enough that a deadline keeps most results).")
     executor: Literal["local", "ray"] = Field("local", description="Run executions in-process or on Ray actors.")
     ray_address: str | None = Field(None, description="Existing Ray cluster address for --executor ray ('auto' = the local one).")
@@ -130,6 +132,19 @@ def _fmt_validation(e: ValidationError) -> str:
 _SECTIONS = {"sandbox": SandboxConfig, "reward": RewardConfig, "server": ServerConfig}
 
 
+class _BoolFlag(argparse.BooleanOptionalAction):
+    """--flag / --no-flag, plus --no_flag: the snake_case spelling every other flag has."""
+
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self._off = {s for s in self.option_strings if s.startswith("--no-")}
+        self._off |= {f"--no_{s[2:]}" for s in option_strings if s.startswith("--")}
+        self.option_strings += sorted(self._off - set(self.option_strings))
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, option_string not in self._off)
+
+
 def add_cli_flags(parser: argparse.ArgumentParser, sections=("sandbox", "reward", "server")) -> None:
     """Add one ``--field_name`` flag per config field (default None = keep the file's value)."""
     for name in sections:
@@ -140,7 +155,7 @@ def add_cli_flags(parser: argparse.ArgumentParser, sections=("sandbox", "reward"
             kwargs: dict[str, Any] = {"default": None, "dest": f"{name}__{field_name}",
                                       "help": f"{info.description} (built-in default: {default!r})"}
             if info.annotation is bool:
-                kwargs["action"] = argparse.BooleanOptionalAction
+                kwargs["action"] = _BoolFlag
             elif get_origin(info.annotation) is Literal:
                 kwargs["choices"] = get_args(info.annotation)
             else:

@@ -1,14 +1,14 @@
 """Where jobs run: one local Sandbox pool, or Ray actors each holding a warm Sandbox pool.
 
-Both executors share the batch logic: identical (code, label) jobs run once, deterministic results are
-cached across batches (GRPO resamples the same prompt many times), jobs are cut into chunks so a batch
-deadline keeps every chunk that finished, and whatever misses the deadline comes back as None.
+Both executors share the batch logic, on the driver: identical jobs (same label, same normalised code) run
+once, deterministic results are kept across batches in a ResultCache (rewards/result_cache.py; GRPO
+resamples the same prompt many times), jobs are cut into chunks so a batch deadline keeps every chunk that
+finished, and whatever misses the deadline comes back as None.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import math
 import os
@@ -19,22 +19,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from rewards.config import SandboxConfig
+from rewards.result_cache import ResultCache, limits_digest, result_key
 from rewards.sandbox import Job, JobResult, Sandbox
 
 log = logging.getLogger("coderl.reward_server")
-
-# Results with these statuses only depend on (code, tests), not on machine load: safe to cache.
-_CACHEABLE = frozenset({"passed", "failed", "error", "syntax"})
-
-
-def job_key(job: Job) -> bytes:
-    """Cache key of a job: hash of its code and its label."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(job.code.encode("utf-8", "surrogatepass"))
-    h.update(b"\x00")
-    h.update(job.label.to_json().encode("utf-8", "surrogatepass"))
-    return h.digest()
-
 
 def _failed(detail: str) -> JobResult:
     return JobResult(outcomes=[], expected=0, detail=detail)
@@ -45,11 +33,11 @@ class BaseExecutor:
 
     name = "base"
 
-    def __init__(self, sandbox_cfg: SandboxConfig, cache_size: int = 0, chunk_size: int = 0) -> None:
+    def __init__(self, sandbox_cfg: SandboxConfig, result_cache: ResultCache | None = None,
+                 chunk_size: int = 0) -> None:
         self.sandbox_cfg = sandbox_cfg
-        self.cache_size = cache_size
+        self.result_cache = result_cache
         self.chunk_size = chunk_size
-        self._cache: OrderedDict[bytes, JobResult] = OrderedDict()
         self._abandoned: set[asyncio.Future] = set()
         self.last_stats: dict = {}
 
@@ -80,37 +68,53 @@ class BaseExecutor:
         # ~4 chunks per worker: small enough that a deadline loses little, big enough to keep workers busy.
         return max(1, math.ceil(n / (4 * self.workers)))
 
+    def _lookup(self, jobs: Sequence[Job]) -> tuple[list[JobResult | None], OrderedDict[bytes, list[int]]]:
+        """Results the cache already has, and the job indices still to run grouped by key."""
+        cache, limits = self.result_cache, limits_digest(self.sandbox_cfg)
+        results: list[JobResult | None] = [None] * len(jobs)
+        todo: OrderedDict[bytes, list[int]] = OrderedDict()
+        labels: dict[int, str] = {}  # a GRPO batch has few labels: serialise each once (ids live: jobs hold them)
+        for i, job in enumerate(jobs):
+            lj = labels.get(id(job.label))
+            if lj is None:
+                lj = labels[id(job.label)] = job.label.to_json()
+            k = result_key(job, limits, lj)
+            idx = todo.get(k)
+            if idx is not None:  # a duplicate within the batch: shares the first one's run
+                idx.append(i)
+                continue
+            results[i] = cache.get(k) if cache is not None else None
+            if results[i] is None:
+                todo[k] = [i]
+        return results, todo
+
     async def run(self, jobs: Sequence[Job], deadline_s: float) -> list[JobResult | None]:
         """Results in job order; None for a job that did not finish within deadline_s seconds."""
         t0 = time.monotonic()
-        results: list[JobResult | None] = [None] * len(jobs)
-        todo: OrderedDict[bytes, list[int]] = OrderedDict()
-        hits = 0
-        for i, job in enumerate(jobs):
-            k = job_key(job)
-            cached = self._cache.get(k) if self.cache_size else None
-            if cached is not None:
-                self._cache.move_to_end(k)
-                results[i] = replace(cached, cached=True)
-                hits += 1
-            else:
-                todo.setdefault(k, []).append(i)
+        before = self.result_cache.stats() if self.result_cache is not None else None
+        # Off the event loop: normalising and hashing a big batch's code takes tens of milliseconds.
+        results, todo = await asyncio.to_thread(self._lookup, jobs)
         unique = [jobs[idx[0]] for idx in todo.values()]
         outs = await self._run_deadline(unique, deadline_s) if unique else []
-        missed = 0
+        missed = shared = 0
         for (k, idx), res in zip(todo.items(), outs, strict=True):
             if res is None:
                 missed += len(idx)
                 continue
-            if self.cache_size and res.status in _CACHEABLE:
-                self._cache[k] = res
-                if len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
+            if self.result_cache is not None:
+                self.result_cache.put(k, res)
             for n, i in enumerate(idx):
                 results[i] = res if n == 0 else replace(res, cached=True)
-            hits += len(idx) - 1
-        self.last_stats = {"jobs": len(jobs), "executed": len(unique), "cache_hits": hits,
-                           "deadline_missed": missed, "seconds": time.monotonic() - t0}
+            shared += len(idx) - 1
+        hits = len(jobs) - len(unique) - shared
+        stats = {"jobs": len(jobs), "executed": len(unique), "cache_hits": hits + shared,
+                 "result_cache_hits": hits, "deadline_missed": missed, "seconds": time.monotonic() - t0}
+        if before is not None:
+            after = self.result_cache.stats()
+            stats.update(result_cache_misses=after.misses - before.misses,
+                         result_cache_evictions=after.evictions - before.evictions,
+                         result_cache_entries=after.entries, result_cache_mb=round(after.bytes / 2**20, 2))
+        self.last_stats = stats
         return results
 
     async def _run_deadline(self, jobs: list[Job], deadline_s: float) -> list[JobResult | None]:
@@ -147,8 +151,9 @@ class LocalExecutor(BaseExecutor):
 
     name = "local"
 
-    def __init__(self, sandbox_cfg: SandboxConfig, cache_size: int = 0, chunk_size: int = 0) -> None:
-        super().__init__(sandbox_cfg, cache_size, chunk_size)
+    def __init__(self, sandbox_cfg: SandboxConfig, result_cache: ResultCache | None = None,
+                 chunk_size: int = 0) -> None:
+        super().__init__(sandbox_cfg, result_cache, chunk_size)
         self.sandbox = Sandbox(sandbox_cfg)
 
     def start(self) -> None:
@@ -192,9 +197,9 @@ class RayExecutor(BaseExecutor):
     name = "ray"
 
     def __init__(self, sandbox_cfg: SandboxConfig, address: str | None, actors: int = 2,
-                 ship_code: bool = True, actor_cpus: float = 1.0, cache_size: int = 0, chunk_size: int = 0,
-                 start_timeout_s: float = 120.0) -> None:
-        super().__init__(sandbox_cfg, cache_size, chunk_size)
+                 ship_code: bool = True, actor_cpus: float = 1.0, result_cache: ResultCache | None = None,
+                 chunk_size: int = 0, start_timeout_s: float = 120.0) -> None:
+        super().__init__(sandbox_cfg, result_cache, chunk_size)
         self.address, self.n_actors, self.ship_code = address, actors, ship_code
         self.actor_cpus, self.start_timeout_s = actor_cpus, start_timeout_s
         self.actors: list = []
@@ -261,7 +266,8 @@ class RayExecutor(BaseExecutor):
 def make_executor(cfg) -> BaseExecutor:
     """The executor a CoderlConfig asks for (not started)."""
     s = cfg.server
+    cache = ResultCache(s.cache_size, int(s.cache_max_mb * 2**20)) if s.result_cache and s.cache_size else None
     if s.executor == "ray":
         return RayExecutor(cfg.sandbox, s.ray_address, s.ray_actors, s.ray_ship_code,
-                           cache_size=s.cache_size, chunk_size=s.chunk_size)
-    return LocalExecutor(cfg.sandbox, cache_size=s.cache_size, chunk_size=s.chunk_size)
+                           result_cache=cache, chunk_size=s.chunk_size)
+    return LocalExecutor(cfg.sandbox, result_cache=cache, chunk_size=s.chunk_size)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -12,8 +12,11 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from rewards.code_reward import COMPONENTS, RewardBreakdown
+from rewards.result_cache import CacheStats
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 90, 120, 150, 180)
 
@@ -54,6 +57,10 @@ class Metrics:
                                     ["component"], registry=r)
         self.in_flight = Gauge("coderl_batches_in_flight", "Batches being scored now.", registry=r)
 
+    def watch_result_cache(self, stats: Callable[[], CacheStats | None]) -> None:
+        """Expose the result cache's counters, read at scrape time (zeros while the cache is off)."""
+        self.registry.register(_ResultCacheCollector(stats))
+
     def observe_batch(self, items: Sequence[RewardBreakdown], seconds: float) -> None:
         """Record one finished batch."""
         n = len(items)
@@ -85,3 +92,21 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _ResultCacheCollector(Collector):
+    """The ResultCache keeps its own counters (it is shared by every batch); this reads them per scrape."""
+
+    def __init__(self, stats: Callable[[], CacheStats | None]) -> None:
+        self._stats = stats
+
+    def collect(self):
+        st = self._stats() or CacheStats()
+        for name, doc, value in (
+                ("hits", "Responses answered from the cross-batch result cache.", st.hits),
+                ("misses", "Result cache look-ups that found nothing (the job ran).", st.misses),
+                ("evictions", "Results dropped by the cache's entry or memory bound.", st.evictions)):
+            yield CounterMetricFamily(f"coderl_result_cache_{name}", doc, value=value)
+        yield GaugeMetricFamily("coderl_result_cache_entries", "Results in the result cache.", value=st.entries)
+        yield GaugeMetricFamily("coderl_result_cache_bytes", "Estimated memory of the result cache.",
+                                value=st.bytes)

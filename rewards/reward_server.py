@@ -133,6 +133,8 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
     app = FastAPI(title="coderl reward server", version=_version(), lifespan=lifespan,
                   description="Unit-test rewards for OpenRLHF: POST /get_reward with {\"query\": [...]}.")
     app.state.metrics, app.state.scorer = metrics, scorer
+    cache = getattr(executor, "result_cache", None)
+    metrics.watch_result_cache(lambda: cache.stats() if cache is not None else None)
 
     def check_auth(request: Request) -> None:
         if not token:
@@ -198,9 +200,11 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
             st = getattr(executor, "last_stats", {})
             log.info("batch %d: %d queries in %.2fs | reward %.3f pass %.3f format %.3f syntax %.3f "
                      "all_passed %.3f unmatched %.3f no_code %.3f timeout %.3f | executed %s cache_hits %s "
-                     "deadline_missed %s", batch, len(items), seconds, m["reward"], m["correctness"],
-                     m["format"], m["syntax"], m["all_passed"], m["unmatched"], m["no_code"], m["timeout"],
-                     st.get("executed", 0), st.get("cache_hits", 0), st.get("deadline_missed", 0))
+                     "(result_cache %s, evicted %s, %s entries, %s MB) deadline_missed %s", batch, len(items),
+                     seconds, m["reward"], m["correctness"], m["format"], m["syntax"], m["all_passed"],
+                     m["unmatched"], m["no_code"], m["timeout"], st.get("executed", 0), st.get("cache_hits", 0),
+                     st.get("result_cache_hits", "off"), st.get("result_cache_evictions", 0),
+                     st.get("result_cache_entries", 0), st.get("result_cache_mb", 0), st.get("deadline_missed", 0))
         return JSONResponse({"rewards": [b.reward for b in items], "scores": [b.score for b in items],
                              "extra_logs": extra_logs(items)})
 

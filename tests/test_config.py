@@ -51,6 +51,18 @@ def test_cli_flags_override_file_values(tmp_path):
     assert out.reward.format_weight == 0.2  # untouched flags keep the file's value
 
 
+def test_boolean_flags_take_the_snake_case_no_spelling_too():
+    cfg = CoderlConfig()
+    assert cfg.server.result_cache is True
+    for flag in ("--no_result_cache", "--no-result_cache"):
+        assert apply_cli_overrides(cfg, _parse([flag])).server.result_cache is False, flag
+    off = cfg.model_copy(update={"reward": cfg.reward.model_copy(update={"normalize": False})})
+    # A field whose own name starts with "no" is switched on by its positive flag.
+    assert apply_cli_overrides(off, _parse(["--normalize"])).reward.normalize is True
+    assert apply_cli_overrides(cfg, _parse(["--no_normalize"])).reward.normalize is False
+    assert apply_cli_overrides(cfg, _parse([])).server.result_cache is True  # no flag: the file's value
+
+
 def test_bad_values_name_the_field(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("sandbox:\n  workers: 0\n")

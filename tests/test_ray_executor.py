@@ -42,5 +42,12 @@ def test_ray_executor_scores_batches_on_actors(tmp_path, ray_address):
         iso = health["isolation"]
         assert iso["actors"] == 2 and iso["mode"] in ("bwrap", "rlimits")
         assert sum(iso["actor_jobs"]) == len(queries) and min(iso["actor_jobs"]) > 0  # both actors got work
+        # The result cache lives on the driver: a repeated batch is answered without reaching the actors.
+        again = httpx.post(f"{server.url}/get_reward", json={"query": queries}, timeout=120).json()
+        assert again["scores"] == out["scores"]
+        health = httpx.get(f"{server.url}/health", timeout=10).json()
+        assert sum(health["isolation"]["actor_jobs"]) == len(queries)
+        metrics = httpx.get(f"{server.url}/metrics", timeout=10).text
+        assert f"coderl_result_cache_hits_total {float(len(queries))}" in metrics
     finally:
         assert server.stop() in (0, -15, 15), server.output()  # Ray's SIGTERM handler exits with 15

@@ -18,9 +18,10 @@ from rewards.config import RewardConfig
 from rewards.errors import DataError
 from rewards.evaluation.samples import Sample
 from rewards.evaluation.tasks import Tasks
-from rewards.executors import BaseExecutor, job_key
+from rewards.executors import BaseExecutor
 from rewards.extract import Extracted, parses
 from rewards.pipeline import Prepared, Scorer
+from rewards.result_cache import limits_digest, result_key
 from rewards.sandbox import STATUSES, JobResult, count_tests
 
 COMPLETION_FORMATS = ("response", "humaneval")
@@ -109,7 +110,8 @@ def run_jobs(executor: BaseExecutor, jobs: list, progress: bool = False) -> list
     temperature samples repeat), and all chunks are queued at once: workers never wait at a chunk boundary."""
     from tqdm import tqdm
 
-    keys = [job_key(j) for j in jobs]
+    limits = limits_digest(executor.sandbox_cfg)
+    keys = [result_key(j, limits) for j in jobs]  # the result cache's key: same tests, same normalised code
     first: dict[bytes, int] = {}
     unique = []
     for k, job in zip(keys, jobs, strict=True):
