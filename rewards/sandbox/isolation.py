@@ -273,7 +273,10 @@ class WorkerProcess:
 
     def _read(self, deadline: float) -> dict | None:
         """The worker's next frame, or None when it died, broke the protocol or overran the deadline."""
-        fd = self.proc.stdout.fileno()
+        try:
+            fd = self.proc.stdout.fileno()
+        except ValueError:  # closed by kill()
+            return None
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
@@ -297,9 +300,9 @@ class WorkerProcess:
 
     def _write(self, data: bytes, deadline: float) -> bool:
         """Write all of data to the worker's stdin; False when the worker is gone or stops reading."""
-        fd = self.proc.stdin.fileno()
         view = memoryview(data)
         try:
+            fd = self.proc.stdin.fileno()  # ValueError once kill() closed it
             while view:
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([], [fd], [], left)[1]:

@@ -1,0 +1,61 @@
+"""rewards.sandbox.isolation: the worker's command line, the bootstrap it reads, the mode probe, WorkerProcess."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from rewards.config import SandboxConfig
+from rewards.sandbox import inside
+from rewards.sandbox.isolation import (
+    SANDBOX_UID,
+    WorkerProcess,
+    bootstrap,
+    interpreter,
+    resolve_mode,
+    worker_command,
+)
+
+
+def test_interpreter_is_the_base_python_never_the_venv():
+    exe, prefix = interpreter()
+    assert exe.startswith(os.path.realpath(sys.base_prefix) + os.sep) and os.access(exe, os.X_OK)
+    assert prefix == os.path.realpath(sys.base_prefix)
+
+
+def test_bootstrap_carries_exactly_the_inside_modules_and_compiles():
+    src = bootstrap({"mode": "bwrap"})
+    compile(src, "<bootstrap>", "exec")
+    for name in inside.MODULES:
+        assert f"'inside.{name}'" in src
+    assert "rewards" not in src.split("_SOURCES", 1)[0]  # nothing of the host package is imported inside
+
+
+def test_bwrap_command_as_root_drops_privileges_and_unshares_everything():
+    argv, kwargs = worker_command("bwrap", 16)
+    if os.geteuid() == 0:  # CI runs as root
+        assert argv[:2] == ["unshare", "--mount"] and f"--reuid={SANDBOX_UID}" in " ".join(argv)
+    for flag in ("--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--clearenv",
+                 "--die-with-parent", "--new-session", "--disable-userns"):
+        assert flag in argv, flag
+    assert argv[argv.index("--remount-ro", argv.index("--chdir")) + 1] == "/"  # the whole root read-only
+    assert set(kwargs["env"]) <= {"PATH", "LANG"}  # the server's environment never reaches the worker
+
+
+def test_resolve_mode_prefers_bwrap_and_warns_in_rlimits():
+    assert resolve_mode("auto", quiet=True) == ("bwrap", [])  # scripts/test.sh installs a working bubblewrap
+    mode, warnings = resolve_mode("rlimits", quiet=True)
+    assert mode == "rlimits" and any("no namespaces" in w for w in warnings)
+
+
+def test_worker_process_starts_answers_and_dies_cleanly(tmp_path):
+    w = WorkerProcess("bwrap", SandboxConfig(), str(tmp_path))
+    try:
+        assert w.hello.get("ready") and w.alive()
+    finally:
+        w.kill()
+    assert not w.alive()
+    t0 = time.monotonic()
+    assert w.request({"anything": 1}, timeout=5) is None  # a dead worker: None at once, never a hang
+    assert time.monotonic() - t0 < 5
