@@ -12,8 +12,9 @@ from pathlib import Path
 
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-PROMPTS_PATH = REPO_ROOT / "configs" / "prompts.yaml"
+from coderl.configs import CONFIG_DIR
+
+PROMPTS_PATH = CONFIG_DIR / "prompts.yaml"
 ANSWER_FORMATS = ("think_answer", "code_block")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -15,8 +15,9 @@ from typing import Any, Literal, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CONFIG_PATH = REPO_ROOT / "configs" / "reward.yaml"
+from coderl.configs import CONFIG_DIR
+
+DEFAULT_CONFIG_PATH = CONFIG_DIR / "reward.yaml"
 
 
 class _Section(BaseModel):

@@ -17,7 +17,7 @@ from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from rewards.syntax import parses
+from coderl.rewards.syntax import parses
 
 # Tokens that end a response. Cutting at the first one drops EOS + right pads in one go; they are
 # special tokens, so a model cannot produce them as plain text through the tokenizer.

@@ -13,7 +13,7 @@ from prometheus_client import (
     generate_latest,
 )
 
-from rewards.code_reward import COMPONENTS, RewardBreakdown
+from coderl.rewards.code_reward import COMPONENTS, RewardBreakdown
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 90, 120, 150, 180)
 

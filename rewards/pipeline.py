@@ -16,9 +16,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rewards.code_reward import RewardBreakdown, compute_reward, unmatched_reward
-from rewards.config import RewardConfig
-from rewards.extract import (
+from coderl.rewards.code_reward import RewardBreakdown, compute_reward, unmatched_reward
+from coderl.rewards.config import RewardConfig
+from coderl.rewards.extract import (
     Extracted,
     after_prompt,
     clean_response,
@@ -28,10 +28,10 @@ from rewards.extract import (
     split_templated,
     strip_leading_pads,
 )
-from rewards.labels import Label, LabelError, parse_label
-from rewards.prompt_index import PromptIndex
-from rewards.sandbox import Job, JobResult
-from rewards.syntax import parses
+from coderl.rewards.labels import Label, LabelError, parse_label
+from coderl.rewards.prompt_index import PromptIndex
+from coderl.rewards.sandbox import Job, JobResult
+from coderl.rewards.syntax import parses
 
 log = logging.getLogger("coderl.reward_server")
 

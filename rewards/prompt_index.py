@@ -21,8 +21,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rewards.extract import normalize, normalized_prefix, pad_pattern, pads_end, raw_end, templated_turns
-from rewards.labels import Label, LabelError, parse_label
+from coderl.rewards.extract import (
+    normalize,
+    normalized_prefix,
+    pad_pattern,
+    pads_end,
+    raw_end,
+    templated_turns,
+)
+from coderl.rewards.labels import Label, LabelError, parse_label
 
 log = logging.getLogger("coderl.reward_server")
 

@@ -23,19 +23,16 @@ import sys
 import threading
 import time
 
-if not __package__:  # run as a script: make the repo root importable without installation
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
 
-from fastapi import FastAPI, HTTPException, Request  # noqa: E402
-from fastapi.responses import JSONResponse, Response  # noqa: E402
-from pydantic import BaseModel, Field  # noqa: E402
-
-from rewards.code_reward import batch_means, extra_logs  # noqa: E402
-from rewards.config import CoderlConfig, ConfigError, add_cli_flags, apply_cli_overrides, load_config  # noqa: E402
-from rewards.metrics import Metrics  # noqa: E402
-from rewards.pipeline import Scorer  # noqa: E402
-from rewards.prompt_index import DataError, PromptIndex, describe  # noqa: E402
-from rewards.stepwise_json import loads as json_loads  # noqa: E402
+from coderl.rewards.code_reward import batch_means, extra_logs
+from coderl.rewards.config import CoderlConfig, ConfigError, add_cli_flags, apply_cli_overrides, load_config
+from coderl.rewards.metrics import Metrics
+from coderl.rewards.pipeline import Scorer
+from coderl.rewards.prompt_index import DataError, PromptIndex, describe
+from coderl.rewards.stepwise_json import loads as json_loads
 
 log = logging.getLogger("coderl.reward_server")
 
@@ -296,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(3):
             log.warning("!!! listening on %s WITHOUT an auth token: anyone who can reach this port can make "
                         "this machine run code. Set --auth_token or CODERL_AUTH_TOKEN. !!!", s.host)
-    from rewards.executors import make_executor
+    from coderl.rewards.executors import make_executor
 
     executor = make_executor(cfg)
     try:

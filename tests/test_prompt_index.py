@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from rewards.extract import clean_response
-from rewards.prompt_index import PREFIX_CHARS, DataError, PromptIndex, describe, load_problems
+from coderl.rewards.extract import clean_response
+from coderl.rewards.prompt_index import PREFIX_CHARS, DataError, PromptIndex, describe, load_problems
 from tests._reward_support import (
     PROBLEMS,
     SYSTEM_BLOCK,

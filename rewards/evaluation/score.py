@@ -13,15 +13,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from rewards.code_reward import RewardBreakdown
-from rewards.config import RewardConfig
-from rewards.evaluation.samples import Sample
-from rewards.evaluation.tasks import Tasks
-from rewards.executors import BaseExecutor, job_key
-from rewards.extract import Extracted, parses
-from rewards.pipeline import Prepared, Scorer
-from rewards.prompt_index import DataError
-from rewards.sandbox import STATUSES, JobResult, count_tests
+from coderl.rewards.code_reward import RewardBreakdown
+from coderl.rewards.config import RewardConfig
+from coderl.rewards.evaluation.samples import Sample
+from coderl.rewards.evaluation.tasks import Tasks
+from coderl.rewards.executors import BaseExecutor, job_key
+from coderl.rewards.extract import Extracted, parses
+from coderl.rewards.pipeline import Prepared, Scorer
+from coderl.rewards.prompt_index import DataError
+from coderl.rewards.sandbox import STATUSES, JobResult, count_tests
 
 COMPLETION_FORMATS = ("response", "humaneval")
 # Sandbox test statuses -> the buckets an evaluation reports. memory and killed (resource limit, signal,

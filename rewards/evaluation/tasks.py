@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rewards.prompt_index import DataError, Problem, load_problems
+from coderl.rewards.prompt_index import DataError, Problem, load_problems
 
 
 @dataclass(frozen=True)

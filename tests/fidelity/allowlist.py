@@ -7,7 +7,7 @@ covers all three formats (humaneval, unittest, assert), where today's disagreeme
 V1_LIMITS: today's executor (rewards/sandbox.py with the audit hook and strict comparison) rejects
 these correct programs -- false negatives that sandbox v2 (issue 9) must remove, emptying the dict.
 They are left out of the agreement figure the test asserts while they are listed (the report and
-scripts/bench_fidelity.py show the raw figure too).
+scripts/bench/fidelity.py show the raw figure too).
 EXPLAINED: disagreements that stay by design, each explained in docs/fidelity.md; they count against
 the 0.1 % budget.
 """

@@ -13,9 +13,9 @@ from __future__ import annotations
 import ast
 import copy
 
-from data.formats import RowContext, humaneval
-from data.verify import _is_case  # the sandbox's rule for what one humaneval test case is
-from rewards.labels import Label
+from coderl.data.formats import RowContext, humaneval
+from coderl.data.verify import _is_case  # the sandbox's rule for what one humaneval test case is
+from coderl.rewards.labels import Label
 
 FORMATS = ("humaneval", "unittest", "assert")
 
