@@ -24,7 +24,7 @@ SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
 
 def test_every_subpackage_is_listed():
     """A folder with an __init__.py that pyproject's package list misses would be absent from a wheel
-    (the bug this layout replaced: `data.formats` was not packaged)."""
+    (the bug this layout replaced: data/formats/ was not packaged)."""
     found = {"coderl.configs"}
     for name, folder in SETUPTOOLS["package-dir"].items():
         for init in (REPO_ROOT / folder).rglob("__init__.py"):
@@ -118,3 +118,15 @@ def test_console_scripts_from_another_directory(installed, tmp_path):
     assert proc.returncode == 0, out(proc)
     path, exists = proc.stdout.split()
     assert exists == "True" and Path(path).is_relative_to(site), path
+
+
+def test_script_dirs_do_not_shadow_stdlib():
+    """`python data/preprocess.py` puts data/ first on sys.path: a module there named like a stdlib one
+    replaces it, unless the interpreter already imported the real one at startup (data/io.py: `io` is)."""
+    proc = subprocess.run([sys.executable, "-c", "import sys, json; print(json.dumps(sorted(sys.modules)))"],
+                          capture_output=True, text=True, timeout=60, cwd="/")
+    startup = set(json.loads(proc.stdout))
+    for folder in ("data", "rewards", "scripts"):
+        d = REPO_ROOT / folder
+        names = {p.stem for p in d.glob("*.py")} | {p.name for p in d.iterdir() if p.is_dir()}
+        assert not (names & sys.stdlib_module_names) - startup, folder
