@@ -7,21 +7,16 @@ Schemas and rules: docs/datasets.md. Row and label format: docs/label_format.md.
 
 from __future__ import annotations
 
-import sys
-
-if not __package__:  # run as a script: make `data` and `rewards` importable without installation
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import argparse
 import hashlib
 import json
 import os
+import sys
 
-from data import formats, io, prompting
-from data.formats import CellError, Problem, RowContext, Skip
-from data.stats import RunStats, summary
-from rewards.labels import Label, LabelError, parse_label
+from coderl.data import formats, io, prompting
+from coderl.data.formats import CellError, Problem, RowContext, Skip
+from coderl.data.stats import RunStats, summary
+from coderl.rewards.labels import Label, LabelError, parse_label
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,8 +107,8 @@ class Run:
                          disable=not (self.progress and a.verify))
         with io.AtomicOutputs(a.output_dir, ["train.jsonl", "test.jsonl"]) as out, self._sandbox() as sb:
             if sb is not None:
-                from data.verify import Verifier
-                from rewards.sandbox import count_tests
+                from coderl.data.verify import Verifier
+                from coderl.rewards.sandbox import count_tests
                 self.verifier = Verifier(sb, count_tests)
             self.out = out
             for f, pf, mod, cols in inputs:
@@ -143,8 +138,8 @@ class Run:
         import contextlib
         if not self.args.verify:
             return contextlib.nullcontext()
-        from rewards.config import SandboxConfig
-        from rewards.sandbox import Sandbox
+        from coderl.rewards.config import SandboxConfig
+        from coderl.rewards.sandbox import Sandbox
         kw = {"workers": self.args.workers, "job_timeout_s": self.args.job_timeout_s}
         if self.args.test_timeout_s:
             kw["test_timeout_s"] = self.args.test_timeout_s

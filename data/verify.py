@@ -22,7 +22,7 @@ from rewards.sandbox.plan import is_case
 
 
 class Verifier:
-    """Runs reference solutions through a started rewards.sandbox.Sandbox and filters tests."""
+    """Runs reference solutions through a started coderl.rewards.sandbox.Sandbox and filters tests."""
 
     def __init__(self, sandbox, count_tests: Callable[[Label], int]) -> None:
         self.sandbox = sandbox
@@ -32,7 +32,7 @@ class Verifier:
 
     def run(self, problems: list[Problem], has_reference: list[bool]) -> list[Problem | str]:
         """Each problem filtered in place, or a drop reason string, in input order."""
-        from rewards.sandbox import Job
+        from coderl.rewards.sandbox import Job
         out: list[Problem | str] = [p for p in problems]
         jobs, idx = [], []
         for i, (p, has_ref) in enumerate(zip(problems, has_reference, strict=True)):

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from rewards.config import RewardConfig
-from rewards.sandbox import JobResult
+from coderl.rewards.config import RewardConfig
+from coderl.rewards.sandbox import JobResult
 
 COMPONENTS = ("correctness", "format", "syntax", "length", "bonus")
 

@@ -12,6 +12,8 @@ import asyncio
 import logging
 import math
 import os
+import shutil
+import tempfile
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -191,6 +193,19 @@ class _SandboxActor:
         self.sandbox.close()
 
 
+def _shippable_package(tmp: Path) -> str:
+    """tmp/coderl holding this checkout's rewards/ and configs/, the layout Ray's py_modules needs so that
+    actors import them as `coderl.rewards` (Ray names a shipped directory after its basename)."""
+    import coderl.configs
+    import coderl.rewards
+
+    pkg = tmp / "coderl"
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for mod in (coderl.rewards, coderl.configs):
+        shutil.copytree(Path(mod.__file__).resolve().parent, pkg / mod.__name__.rpartition(".")[2], ignore=skip)
+    return str(pkg)
+
+
 class RayExecutor(BaseExecutor):
     """Sandbox pools on a Ray cluster; chunks go to the actor with the fewest jobs in flight."""
 
@@ -219,10 +234,11 @@ class RayExecutor(BaseExecutor):
             os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         import ray
 
-        runtime_env = {"py_modules": [str(Path(__file__).resolve().parent)]} if self.ship_code else None
         if not ray.is_initialized():
-            ray.init(address=self.address, runtime_env=runtime_env, log_to_driver=False,
-                     logging_level=logging.WARNING)
+            with tempfile.TemporaryDirectory(prefix="coderl-ray-") as tmp:
+                runtime_env = {"py_modules": [_shippable_package(Path(tmp))]} if self.ship_code else None
+                ray.init(address=self.address, runtime_env=runtime_env, log_to_driver=False,
+                         logging_level=logging.WARNING)
         actor_cls = ray.remote(_SandboxActor)
         self.actors = [actor_cls.options(num_cpus=self.actor_cpus, max_concurrency=8,
                                          scheduling_strategy="SPREAD").remote(self.sandbox_cfg.model_dump())

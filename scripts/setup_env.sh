@@ -223,7 +223,7 @@ EOF
   env_python -m openrlhf.cli.train_ppo_ray --help | grep -q group_norm \
     || fail 1 "train_ppo_ray --help does not list group_norm: the patches are not active"
   log "  train_ppo_ray --help lists group_norm"
-  env_python "$ROOT/scripts/preflight.py" estimate --model Qwen/Qwen2.5-7B-Instruct --gpus 4 2>/dev/null
+  env_python -m coderl.launch.preflight estimate --model Qwen/Qwen2.5-7B-Instruct --gpus 4 2>/dev/null
 }
 
 # ---------------------------------------------------------------------------------- main

@@ -14,7 +14,7 @@
 #   RUN_NAME=grpo_<timestamp>       run name for logs, tensorboard and wandb
 # Batches and lengths (DeepSpeed-side sizes come from DS_CONFIG unless set here):
 #   DS_CONFIG=configs/ds_config_zero2.json   ZeRO stage, Adam offload, bf16, grad clipping, micro/global
-#                                   train batch -> OpenRLHF flags (scripts/preflight.py ds-flags)
+#                                   train batch -> OpenRLHF flags (launch/preflight.py ds-flags)
 #   MICRO_TRAIN_BATCH_SIZE=         per-GPU micro batch (default: DS_CONFIG's, 2)
 #   TRAIN_BATCH_SIZE=               samples per optimizer step (default: DS_CONFIG's, 128)
 #   ROLLOUT_BATCH_SIZE=32           prompts per rollout (x N_SAMPLES samples)
@@ -114,10 +114,12 @@ parse_args() {
 
 ds_flags() {
   local out
+  "$TRAIN_PYTHON" -c 'import coderl.launch.preflight' 2>/dev/null \
+    || die 2 "coderl is not importable by TRAIN_PYTHON=$TRAIN_PYTHON: pip install -e $ROOT into that env (scripts/setup_env.sh does)"
   local -a over=()
   [ -n "$MICRO_TRAIN_BATCH_SIZE" ] && over+=(--micro_train_batch_size "$MICRO_TRAIN_BATCH_SIZE")
   [ -n "$TRAIN_BATCH_SIZE" ] && over+=(--train_batch_size "$TRAIN_BATCH_SIZE")
-  out="$("$TRAIN_PYTHON" "$ROOT/scripts/preflight.py" ds-flags --ds_config "$DS_CONFIG" "${over[@]}")" || exit $?
+  out="$("$TRAIN_PYTHON" -m coderl.launch.preflight ds-flags --ds_config "$DS_CONFIG" "${over[@]}")" || exit $?
   mapfile -t DS_FLAGS <<<"$out"
 }
 
@@ -162,7 +164,7 @@ preflight() {
                  --skip "$PREFLIGHT_SKIP")
   [ "$DRY_RUN" = 1 ] && opts+=(--dry_run)
   [ -n "$MODEL_PARAMS" ] && opts+=(--model_params "$MODEL_PARAMS")
-  "$TRAIN_PYTHON" "$ROOT/scripts/preflight.py" check "${opts[@]}" -- "$@"
+  "$TRAIN_PYTHON" -m coderl.launch.preflight check "${opts[@]}" -- "$@"
 }
 
 # print_cmd WORDS...: the command, shell-quoted, one flag per line.

@@ -6,7 +6,7 @@
 # Actor and reference model share every GPU (--colocate_actor_ref: 0.75 + 0.25 of a GPU each); DeepSpeed
 # ZeRO-2 with Adam offloaded to CPU (configs/ds_config_zero2.json), gradient checkpointing, bf16, no
 # flash-attn (PyTorch SDPA). Without vLLM the actor generates with HF generate. Memory estimate:
-# `python scripts/preflight.py estimate --model MODEL --gpus 4`. Details: docs/setup_guide.md.
+# `python -m coderl.launch.preflight estimate --model MODEL --gpus 4`. Details: docs/setup_guide.md.
 #
 #   terminal 1:  python rewards/reward_server.py --data_path data_out/train.jsonl --port 5000
 #   terminal 2:  bash scripts/train_grpo_7b_zero2.sh

@@ -7,7 +7,7 @@ import gzip
 import json
 from pathlib import Path
 
-from rewards.labels import Label
+from coderl.rewards.labels import Label
 
 SYSTEM = ("You are a helpful programming assistant. First think in <think>...</think>, then give the final "
           "code in <answer>...</answer> as one ```python block.")
@@ -37,7 +37,7 @@ def humaneval_data(tmp: Path) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from data.preprocess import main
+    from coderl.data.preprocess import main
 
     rows = humaneval_rows()
     cols = ("task_id", "prompt", "canonical_solution", "test", "entry_point")

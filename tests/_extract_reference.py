@@ -2,15 +2,15 @@
 
 These regexes backtrack (quadratic or worse on unclosed fences, many <answer> tags or long whitespace
 runs), so they are only applied to small inputs: by tests/test_extract.py's property tests and, at
-sizes where they still finish, as the baseline of scripts/bench_extract.py.
+sizes where they still finish, as the baseline of scripts/bench/extract.py.
 """
 
 from __future__ import annotations
 
 import re
 
-from rewards.extract import _END_TOKENS, _PIPE_TOKEN_RE, _PY_LANGS, Extracted
-from rewards.syntax import parses
+from coderl.rewards.extract import _END_TOKENS, _PIPE_TOKEN_RE, _PY_LANGS, Extracted
+from coderl.rewards.syntax import parses
 
 EDGE_TOKEN_RE = re.compile(r"^(?:\s|<s>|</s>|<pad>|<unk>|<eos>|<bos>|<end_of_turn>|\[PAD\])+|"
                            r"(?:\s|<s>|</s>|<pad>|<unk>|<eos>|<bos>|<end_of_turn>|\[PAD\])+$")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rewards.labels import Label
+from coderl.rewards.labels import Label
 
 SYSTEM_THINK = ("You are a helpful programming assistant. First think in <think>...</think>, then give the "
                 "final code in <answer>...</answer> as one ```python block.")

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from rewards.code_reward import (
+from coderl.rewards.code_reward import (
     batch_means,
     compute_reward,
     correctness_of,
@@ -14,11 +14,11 @@ from rewards.code_reward import (
     length_component,
     unmatched_reward,
 )
-from rewards.config import RewardConfig
-from rewards.pipeline import Scorer
-from rewards.prompt_index import PromptIndex
-from rewards.sandbox import JobResult
-from rewards.sandbox import TestOutcome as Outcome
+from coderl.rewards.config import RewardConfig
+from coderl.rewards.pipeline import Scorer
+from coderl.rewards.prompt_index import PromptIndex
+from coderl.rewards.sandbox import JobResult
+from coderl.rewards.sandbox import TestOutcome as Outcome
 from tests._reward_support import (
     PROBLEMS,
     SYSTEM_THINK,

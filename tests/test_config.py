@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from rewards.config import (
+from coderl.rewards.config import (
     DEFAULT_CONFIG_PATH,
     CoderlConfig,
     ConfigError,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from coderl.launch import ds_plan, preflight
 from tests._launch_support import (
     RAY_SCRIPT,
     REPO_ROOT,
@@ -24,10 +25,6 @@ from tests._launch_support import (
     run_train,
     unpack_openrlhf,
 )
-
-sys.path.insert(0, str(REPO_ROOT / "scripts"))
-import ds_plan  # noqa: E402
-import preflight  # noqa: E402
 
 DS_JSON = REPO_ROOT / "configs" / "ds_config_zero2.json"
 DS_FLAG_NAMES = ("--zero_stage", "--adam_offload", "--bf16", "--max_norm", "--zpg", "--overlap_comm",

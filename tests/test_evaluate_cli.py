@@ -9,7 +9,7 @@ import sys
 import pytest
 from _evaluate_support import TOY, think, toy_data, write_samples
 
-from rewards.evaluation.cli import main
+from coderl.rewards.evaluation.cli import main
 
 pytestmark = pytest.mark.timeout(180)
 SANDBOX = ["--workers", "2", "--test_timeout_s", "2", "--no_progress"]
@@ -112,4 +112,4 @@ def test_script_wrapper_and_console_script(repo_root):
     r = subprocess.run([sys.executable, str(repo_root / "scripts" / "evaluate.py"), "--help"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "--completion_format" in r.stdout and "--test_timeout_s" in r.stdout
-    assert '\ncoderl-evaluate = "rewards.evaluation.cli:main"\n' in (repo_root / "pyproject.toml").read_text()
+    assert '\ncoderl-evaluate = "coderl.rewards.evaluation.cli:main"\n' in (repo_root / "pyproject.toml").read_text()

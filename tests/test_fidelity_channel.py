@@ -165,9 +165,9 @@ def test_script_on_preprocessed_coderm_rows(tmp_path, repo_root):
                           "--test_ratio", "0", "--keep_reference"], capture_output=True, text=True, timeout=120)
     assert pre.returncode == 0, pre.stderr
     out = tmp_path / "channel.json"
-    p = subprocess.run([sys.executable, str(repo_root / "scripts" / "channel_limits.py"), "--json", str(out),
+    p = subprocess.run([sys.executable, "-m", "scripts.bench.channel_limits", "--json", str(out),
                         "--jsonl", str(tmp_path / "out" / "train.jsonl")],
-                       capture_output=True, text=True, timeout=120, cwd="/")
+                       capture_output=True, text=True, timeout=120, cwd=str(repo_root))
     assert p.returncode == 0, p.stderr
     assert "HumanEval check programs" in p.stdout and "not judgeable" in p.stdout
     suites = {s["suite"]: s for s in json.loads(out.read_text())["suites"]}

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from data import io
+from coderl.data import io
 
 pytestmark = pytest.mark.timeout(30)
 

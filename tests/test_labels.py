@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rewards.labels import FORMATS, LABEL_VERSION, Label, LabelError, parse_label
+from coderl.rewards.labels import FORMATS, LABEL_VERSION, Label, LabelError, parse_label
 
 VALID = {
     "unittest": {"format": "unittest", "tests": ["import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n"]},

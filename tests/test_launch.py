@@ -1,4 +1,4 @@
-"""scripts/train_grpo_7b_zero2*.sh and scripts/preflight.py: the command they build, and every preflight
+"""scripts/train_grpo_7b_zero2*.sh and launch/preflight.py: the command they build, and every preflight
 failure, against the real OpenRLHF 0.5.7 release (patched and not), a real reward server and real data.
 Only the GPUs (nvidia-smi) and the Ray cluster (`ray job submit`) are faked, and named so."""
 
@@ -284,8 +284,7 @@ def test_param_table_matches_transformers_count():
     import torch
     from transformers import AutoModelForCausalLM, Qwen2Config
 
-    sys.path.insert(0, str(REPO_ROOT / "scripts"))
-    from ds_plan import PARAM_TABLE, model_params
+    from coderl.launch.ds_plan import PARAM_TABLE, model_params
 
     shapes = {"0.5": (896, 4864, 24, 14, 2, 151936, True), "1.5": (1536, 8960, 28, 12, 2, 151936, True),
               "3": (2048, 11008, 36, 16, 2, 151936, True), "7": (3584, 18944, 28, 28, 4, 152064, False),
@@ -305,7 +304,7 @@ def test_param_table_matches_transformers_count():
 
 
 def test_estimate_cli_numbers():
-    proc = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "preflight.py"), "estimate",
+    proc = subprocess.run([sys.executable, "-m", "coderl.launch.preflight", "estimate",
                            "--model", "Qwen/Qwen2.5-7B", "--gpus", "4"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, out(proc)
     assert "Adam offload off: actor  46.1 + ref 14.2 =  60.3 GiB/GPU" in proc.stdout

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rewards.labels import parse_label
+from coderl.rewards.labels import parse_label
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = REPO / "data" / "preprocess.py"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from data import prompting
+from coderl.data import prompting
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -12,10 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from coderl.launch import quickstart_batch as qb
 from tests._launch_support import REPO_ROOT, out
-
-sys.path.insert(0, str(REPO_ROOT / "scripts"))
-import quickstart_batch as qb  # noqa: E402
 
 pytestmark = pytest.mark.timeout(180)
 ROW = re.compile(r"^(HumanEval/\d+)\s+(\w+)\s+([\d.]+)\s+([\d.]+)\s+([\d. -]+?)\s+([\d. -]+?)\s+([\d. -]+?)\s\s", re.M)

@@ -285,7 +285,7 @@ def test_real_openrlhf_remote_rm_fn(server, openrlhf_path):
     script = ("import json, sys\nfrom openrlhf.utils.remote_rm_utils import remote_rm_fn\n"
               "url, queries = sys.argv[1], json.loads(sys.stdin.read())\n"
               "r = remote_rm_fn(url, queries=queries)\nprint(json.dumps([r.dtype.__repr__(), r.tolist()]))\n")
-    env = {**os.environ, "PYTHONPATH": f"{openrlhf_path}{os.pathsep}{REPO_ROOT}"}
+    env = {**os.environ, "PYTHONPATH": str(openrlhf_path)}
     proc = subprocess.run([sys.executable, "-c", script, f"{server.url}/get_reward?token={TOKEN}"],
                           input=json.dumps(queries), capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -367,7 +367,7 @@ def test_deadline_and_tokenizer_templates(tmp_path, data_path, server):
 
 
 def test_loopback_detection_for_the_no_token_warning():
-    from rewards.reward_server import _is_loopback
+    from coderl.rewards.reward_server import _is_loopback
 
     assert all(_is_loopback(h) for h in ("127.0.0.1", "localhost", "::1", "127.0.0.2"))
     assert not any(_is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.5", "example.org"))

@@ -12,9 +12,9 @@ import time
 import psutil
 import pytest
 
-from rewards.config import SandboxConfig
-from rewards.labels import parse_label
-from rewards.sandbox import STATUSES, Job, Sandbox, SandboxError, count_tests, isolation_info
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.labels import parse_label
+from coderl.rewards.sandbox import STATUSES, Job, Sandbox, SandboxError, count_tests, isolation_info
 
 pytestmark = pytest.mark.timeout(120)
 

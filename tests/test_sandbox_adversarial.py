@@ -14,9 +14,9 @@ import time
 import psutil
 import pytest
 
-from rewards.config import SandboxConfig
-from rewards.labels import parse_label
-from rewards.sandbox import Job, Sandbox
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.labels import parse_label
+from coderl.rewards.sandbox import Job, Sandbox
 
 pytestmark = pytest.mark.timeout(180)
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

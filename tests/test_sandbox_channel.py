@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rewards.config import SandboxConfig
-from rewards.labels import parse_label
-from rewards.sandbox import Job, Sandbox
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.labels import parse_label
+from coderl.rewards.sandbox import Job, Sandbox
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -9,10 +9,10 @@ import os
 
 import pytest
 
-from rewards.config import SandboxConfig
-from rewards.labels import parse_label
-from rewards.sandbox import Job, Sandbox
-from rewards.sandbox.inside import landlock
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.labels import parse_label
+from coderl.rewards.sandbox import Job, Sandbox
+from coderl.rewards.sandbox.inside import landlock
 
 pytestmark = pytest.mark.timeout(180)
 

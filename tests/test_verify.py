@@ -7,8 +7,8 @@ import json
 import pytest
 from test_preprocess import ADD_REF, ADD_UT, coderm_rows, humaneval_rows, read_out, run_cli, write_parquet
 
-from data.verify import drop_check_asserts
-from rewards.labels import parse_label
+from coderl.data.verify import drop_check_asserts
+from coderl.rewards.labels import parse_label
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -111,7 +111,7 @@ def str_list(value: Any, name: str) -> list[str]:
 # --- dispatcher --------------------------------------------------------------------------------------
 
 def _modules():
-    from data.formats import apps_taco, coderm, humaneval, mbpp, verl
+    from coderl.data.formats import apps_taco, coderm, humaneval, mbpp, verl
     # Order matters: the first whose REQUIRED columns are all present wins (most specific first).
     return [coderm, humaneval, mbpp, apps_taco, verl]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from data import prompting
-from data.formats import CellError, Problem, RowContext, Skip, json_cell, text
+from coderl.data import prompting
+from coderl.data.formats import CellError, Problem, RowContext, Skip, json_cell, text
 
 NAME = "apps_taco"
 SOURCE = "apps_taco"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from data import prompting
-from data.formats import CellError, Problem, RowContext, text
+from coderl.data import prompting
+from coderl.data.formats import CellError, Problem, RowContext, text
 
 NAME = "humaneval"
 SOURCE = "humaneval"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from data import prompting
-from data.formats import Problem, RowContext, Skip, str_list, text
+from coderl.data import prompting
+from coderl.data.formats import Problem, RowContext, Skip, str_list, text
 
 NAME = "mbpp"
 SOURCE = "mbpp"

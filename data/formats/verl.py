@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from data import prompting
-from data.formats import CellError, Problem, RowContext, Skip, text
-from data.formats.apps_taco import io_tests
+from coderl.data import prompting
+from coderl.data.formats import CellError, Problem, RowContext, Skip, text
+from coderl.data.formats.apps_taco import io_tests
 
 NAME = "verl"
 SOURCE = "verl"

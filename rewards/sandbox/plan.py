@@ -13,7 +13,7 @@ import json
 import math
 from collections import OrderedDict
 
-from rewards.labels import Label
+from coderl.rewards.labels import Label
 
 _TESTCASE_BASES = {"TestCase", "IsolatedAsyncioTestCase"}
 _CACHE: OrderedDict = OrderedDict()

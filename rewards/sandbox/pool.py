@@ -1,8 +1,8 @@
 """Run untrusted, model-generated Python against a problem's tests, in a pool of warm sandboxes.
 
-    from rewards.sandbox import Sandbox, Job, JobResult, TestOutcome, STATUSES, isolation_info
-    from rewards.config import SandboxConfig
-    from rewards.labels import parse_label
+    from coderl.rewards.sandbox import Sandbox, Job, JobResult, TestOutcome, STATUSES, isolation_info
+    from coderl.rewards.config import SandboxConfig
+    from coderl.rewards.labels import parse_label
 
     with Sandbox(SandboxConfig(workers=2)) as sb:          # starts the warm workers
         results = sb.run([Job(code=src, label=parse_label(label_json)), ...])   # blocking, thread-safe
@@ -35,10 +35,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from rewards.config import SandboxConfig
-from rewards.sandbox import isolation
-from rewards.sandbox.plan import judge_call, judge_stdio, plan
-from rewards.sandbox.results import STATUSES, Job, JobResult, SandboxError, TestOutcome
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.sandbox import isolation
+from coderl.rewards.sandbox.plan import judge_call, judge_stdio, plan
+from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxError, TestOutcome
 
 log = logging.getLogger(__name__)
 _WORKER_SPECS = 256  # label specs a worker keeps (inside/worker.py's _SPEC_CACHE)
@@ -250,7 +250,7 @@ class Sandbox:
         index = []
         for job in jobs:
             if not isinstance(job, Job):
-                raise TypeError(f"expected rewards.sandbox.Job, got {type(job).__name__}")
+                raise TypeError(f"expected coderl.rewards.sandbox.Job, got {type(job).__name__}")
             key = (job.code, job.label.to_json()) if self.config.dedup else len(items)
             if key not in uniq:
                 payload, spec, expected = self._payload(job)

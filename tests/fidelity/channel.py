@@ -377,7 +377,7 @@ def summarize(cases: list[set[str]]) -> dict:
 # --- suites -------------------------------------------------------------------------------------------
 
 def label_cases(label, reference: str | None = None) -> list[set[str]]:
-    """Reasons per test case of a rewards.labels.Label; the solution from `reference` when it parses.
+    """Reasons per test case of a coderl.rewards.labels.Label; the solution from `reference` when it parses.
 
     stdio and call cases are judged outside the sandbox from printed output / returned plain data, so
     nothing they need crosses the channel: judgeable by construction."""
@@ -435,7 +435,7 @@ def jsonl_cases(path: str) -> dict[str, list[set[str]]]:
     """Rows written by data/preprocess.py (reference solutions used when kept), grouped by label source."""
     import json
 
-    from rewards.labels import parse_label
+    from coderl.rewards.labels import parse_label
     out: dict[str, list[set[str]]] = {}
     with open(path, encoding="utf-8") as fh:
         for line in fh:

@@ -1,4 +1,4 @@
-"""Run the fidelity corpus through the reference executors and through rewards.sandbox; compare verdicts.
+"""Run the fidelity corpus through the reference executors and through coderl.rewards.sandbox; compare verdicts.
 
     report = measure(rows, programs, workers=2)
     report["formats"]["humaneval"]["agreement"], report["disagreements"]
@@ -17,9 +17,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from rewards.config import SandboxConfig
-from rewards.labels import Label
-from rewards.sandbox import Job, Sandbox
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.labels import Label
+from coderl.rewards.sandbox import Job, Sandbox
 from tests.fidelity.corpus import Program
 from tests.fidelity.suites import FORMATS, labels
 
@@ -50,7 +50,7 @@ def reference_verdicts(work: list[tuple[Program, str, Label]], timeout_s: float,
 
 
 def our_verdicts(work: list[tuple[Program, str, Label]], config: SandboxConfig) -> list[tuple[bool, str, str]]:
-    """[(passed, status, detail)] from rewards.sandbox, one batch, in order."""
+    """[(passed, status, detail)] from coderl.rewards.sandbox, one batch, in order."""
     with Sandbox(config) as sb:
         results = sb.run([Job(code=p.code, label=lb) for p, _, lb in work])
     out = []

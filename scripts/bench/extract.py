@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark extraction on adversarial responses, against the old regexes in the same run; /health under load.
 
-    python scripts/bench_extract.py [--size 2000000] [--repeats 3] [--old_budget_s 1.0] [--skip_health]
+    python -m scripts.bench.extract [--size 2000000] [--repeats 3] [--old_budget_s 1.0] [--skip_health]
 
 1. Extraction. For each generator of an adversarial response (unclosed fences, thousands of fence lines,
    "<answer>" x 100k, "<|" x 1M, deep whitespace, imitated chat markers, ...) built at --size characters
@@ -30,15 +30,14 @@ import threading
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 import httpx  # noqa: E402
 
-from rewards import extract  # noqa: E402
-from rewards.config import CoderlConfig  # noqa: E402
-from rewards.pipeline import Scorer  # noqa: E402
-from rewards.prompt_index import PromptIndex  # noqa: E402
+from coderl.rewards import extract  # noqa: E402
+from coderl.rewards.config import CoderlConfig  # noqa: E402
+from coderl.rewards.pipeline import Scorer  # noqa: E402
+from coderl.rewards.prompt_index import PromptIndex  # noqa: E402
 from tests import _extract_reference as old  # noqa: E402
 from tests._reward_support import PROBLEMS, SYSTEM_THINK, chatml, rows, write_jsonl  # noqa: E402
 from tests._server_proc import ServerProc  # noqa: E402

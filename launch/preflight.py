@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Checks the training launch scripts run before they spend GPU time (see docs/setup_guide.md).
 
-    python scripts/preflight.py ds-flags --ds_config configs/ds_config_zero2.json   # -> OpenRLHF flags
-    python scripts/preflight.py check --data D --reward_url U --gpus 4 --model M -- <OpenRLHF flags>
-    python scripts/preflight.py estimate --model Qwen/Qwen2.5-7B-Instruct --gpus 4  # memory table only
+    python -m coderl.launch.preflight ds-flags --ds_config configs/ds_config_zero2.json   # -> OpenRLHF flags
+    python -m coderl.launch.preflight check --data D --reward_url U --gpus 4 --model M -- <OpenRLHF flags>
+    python -m coderl.launch.preflight estimate --model Qwen/Qwen2.5-7B-Instruct --gpus 4  # memory table only
 
 Every failure prints one `[preflight] FAIL <check>: <what is wrong and what to do>` line and exits with
 the check's own code (EXIT_CODES below), so scripts and tests can tell them apart.
@@ -26,11 +26,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from ds_plan import (  # noqa: E402
+from coderl.launch.ds_plan import (
     GIB,
     DsConfigError,
     config_diff,
@@ -137,7 +133,7 @@ def check_knobs(a, flags: dict) -> str:
 
 
 def check_data(a, _flags) -> str:
-    from rewards.labels import LabelError, parse_label
+    from coderl.rewards.labels import LabelError, parse_label
 
     path = Path(a.data)
     if not path.is_file():

@@ -10,8 +10,8 @@ modules and MBPP-style asserts (tests/fidelity/suites.py), the test modules and 
 literals in tests/*.py, and any --jsonl file written by data/preprocess.py (use --keep_reference so the
 solution's classes and globals are known; real CodeRM-UnitTest / MBPP / APPS data goes through here).
 
-    python scripts/channel_limits.py
-    python scripts/channel_limits.py --jsonl data_out/train.jsonl --json channel.json
+    python -m scripts.bench.channel_limits
+    python -m scripts.bench.channel_limits --jsonl data_out/train.jsonl --json channel.json
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
 from tests.fidelity.channel import REASONS, fixture_cases, humaneval_suites, jsonl_cases, summarize  # noqa: E402
 from tests.fidelity.corpus import humaneval_rows  # noqa: E402

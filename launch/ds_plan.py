@@ -1,5 +1,5 @@
 """The DeepSpeed side of a launch: configs/ds_config_zero2.json <-> OpenRLHF 0.5.7's flags, model sizes,
-and DeepSpeed's own ZeRO-2 memory estimator. Used by scripts/preflight.py."""
+and DeepSpeed's own ZeRO-2 memory estimator. Used by launch/preflight.py."""
 
 from __future__ import annotations
 

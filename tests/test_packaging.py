@@ -1,0 +1,132 @@
+"""pyproject.toml's packaging: a non-editable install into a fresh venv runs the console scripts from another
+directory, finds its configs, and puts only `coderl` (no generic `rewards`/`data`) into site-packages."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import tomllib
+
+from tests._launch_support import REPO_ROOT, out
+
+PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
+
+
+def test_every_subpackage_is_listed():
+    """A folder with an __init__.py that pyproject's package list misses would be absent from a wheel
+    (the bug this layout replaced: data/formats/ was not packaged)."""
+    found = {"coderl.configs"}
+    for name, folder in SETUPTOOLS["package-dir"].items():
+        for init in (REPO_ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(REPO_ROOT / folder)
+            found.add(".".join([name, *rel.parts]))
+    assert sorted(SETUPTOOLS["packages"]) == sorted(found)
+
+
+def test_no_import_outside_the_coderl_namespace():
+    """Every import of project code goes through `coderl.` (re-run /work/notes/migrate_imports.py style
+    rewrites when a branch brings old ones); no sys.path hacks in the package or scripts."""
+    bare = re.compile(r"^\s*(from|import)\s+(rewards|data|launch|configs)(\.|\s)", re.M)
+    offenders = []
+    for folder in ("rewards", "data", "launch", "configs", "scripts", "tests"):
+        for p in (REPO_ROOT / folder).rglob("*.py"):
+            text = p.read_text(encoding="utf-8")
+            if bare.search(text) or (folder != "tests" and "sys.path.insert" in text):
+                offenders.append(str(p.relative_to(REPO_ROOT)))
+    assert not offenders
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """A fresh venv that sees this interpreter's packages (for the deps) with coderl installed NOT editable."""
+    root = tmp_path_factory.mktemp("pkg")
+    venv = root / "venv"
+    base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    subprocess.run([str(base), "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+    site = venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    # The test env's site-packages as plain path entries: its .pth files (an editable coderl among them)
+    # are not run, so the only coderl the venv can import is the one installed below.
+    (site / "_deps.pth").write_text("".join(f"{p}\n" for p in sys.path if p.endswith("site-packages")))
+    # pip builds a local project in place: build from a copy so the checkout gets no build/ or egg-info
+    src = root / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", *SETUPTOOLS["package-dir"].values()):
+        copy = shutil.copytree if (REPO_ROOT / name).is_dir() else shutil.copy2
+        copy(REPO_ROOT / name, src / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
+                                               if copy is shutil.copytree else {}))
+    py = venv / "bin" / "python"
+    proc = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                           "--disable-pip-version-check", "--no-cache-dir", str(src)],
+                          capture_output=True, text=True, timeout=240, cwd=str(root))
+    assert proc.returncode == 0, out(proc)
+    return venv, site
+
+
+def _run(venv: Path, cwd: Path, *cmd: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, cwd=str(cwd), env=env)
+
+
+@pytest.mark.slow
+def test_wheel_layout(installed):
+    venv, site = installed
+    top = {p.name for p in site.iterdir()}
+    assert "coderl" in top
+    assert not top & {"rewards", "data", "launch", "configs", "scripts", "tests"}, sorted(top)
+    assert not (site / "coderl" / "__init__.py").exists()  # a namespace: no code runs on `import coderl`
+    for f in ("rewards/sandbox/inside/worker.py", "data/formats/mbpp.py", "launch/preflight.py",
+              "configs/reward.yaml", "configs/prompts.yaml", "configs/ds_config_zero2.json"):
+        assert (site / "coderl" / f).is_file(), f
+
+
+@pytest.mark.slow
+def test_console_scripts_from_another_directory(installed, tmp_path):
+    venv, site = installed
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    rows = [{"task_id": f"T/{i}", "prompt": f"def add(a, b):\n    \"\"\"Add {i}.\"\"\"\n",
+             "canonical_solution": "    return a + b\n", "entry_point": "add",
+             "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n"} for i in range(4)]
+    pq.write_table(pa.Table.from_pylist(rows), elsewhere / "he.parquet")
+    proc = _run(venv, elsewhere, "coderl-preprocess", "--input_dir", "he.parquet", "--output_dir", "out",
+                "--test_ratio", "0", "--no_progress")
+    assert proc.returncode == 0, out(proc)
+    lines = (elsewhere / "out" / "train.jsonl").read_text().splitlines()
+    assert len(lines) == 4
+    row = json.loads(lines[0])
+    # the system prompt came from the installed configs/prompts.yaml
+    assert row["input"][0]["role"] == "system" and "<think>" in row["input"][0]["content"]
+    assert "def add(a, b)" in row["input"][1]["content"]
+
+    for script, flag in (("coderl-reward-server", "--data_path"), ("coderl-evaluate", "--completion_format")):
+        proc = _run(venv, elsewhere, script, "--help")
+        assert proc.returncode == 0 and flag in proc.stdout, out(proc)
+    # the default config is the installed one, not a checkout's
+    proc = _run(venv, elsewhere, str(venv / "bin" / "python"), "-c",
+                "from coderl.rewards.config import DEFAULT_CONFIG_PATH as p; print(p, p.is_file())")
+    assert proc.returncode == 0, out(proc)
+    path, exists = proc.stdout.split()
+    assert exists == "True" and Path(path).is_relative_to(site), path
+
+
+def test_script_dirs_do_not_shadow_stdlib():
+    """`python data/preprocess.py` puts data/ first on sys.path: a module there named like a stdlib one
+    replaces it, unless the interpreter already imported the real one at startup (data/io.py: `io` is)."""
+    proc = subprocess.run([sys.executable, "-c", "import sys, json; print(json.dumps(sorted(sys.modules)))"],
+                          capture_output=True, text=True, timeout=60, cwd="/")
+    startup = set(json.loads(proc.stdout))
+    for folder in ("data", "rewards", "scripts"):
+        d = REPO_ROOT / folder
+        names = {p.stem for p in d.glob("*.py")} | {p.name for p in d.iterdir() if p.is_dir()}
+        assert not (names & sys.stdlib_module_names) - startup, folder
