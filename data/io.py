@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rewards.errors import DataError  # noqa: F401  (callers catch io.DataError)
+from coderl.rewards.errors import DataError  # noqa: F401  (callers catch io.DataError)
 
 
 def list_input_files(path: str | os.PathLike, pattern: str = "*.parquet") -> list[Path]:

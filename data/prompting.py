@@ -12,10 +12,10 @@ from pathlib import Path
 
 import yaml
 
-from rewards.extract import ANSWER_FORMATS as EXTRACT_FORMATS
+from coderl.configs import CONFIG_DIR
+from coderl.rewards.extract import ANSWER_FORMATS as EXTRACT_FORMATS
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-PROMPTS_PATH = REPO_ROOT / "configs" / "prompts.yaml"
+PROMPTS_PATH = CONFIG_DIR / "prompts.yaml"
 # "any" asks for nothing, so no system prompt asks for it.
 ANSWER_FORMATS = tuple(f for f in EXTRACT_FORMATS if f != "any")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

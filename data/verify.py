@@ -16,9 +16,9 @@ import ast
 from collections import Counter
 from collections.abc import Callable
 
-from data.formats import Problem
-from rewards.labels import Label
-from rewards.sandbox.plan import is_case
+from coderl.data.formats import Problem
+from coderl.rewards.labels import Label
+from coderl.rewards.sandbox.plan import is_case
 
 
 class Verifier:

@@ -15,10 +15,10 @@ from typing import Any, Literal, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rewards.extract import AnswerFormat
+from coderl.configs import CONFIG_DIR
+from coderl.rewards.extract import AnswerFormat
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CONFIG_PATH = REPO_ROOT / "configs" / "reward.yaml"
+DEFAULT_CONFIG_PATH = CONFIG_DIR / "reward.yaml"
 
 
 class _Section(BaseModel):

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from rewards.config import SandboxConfig
-from rewards.result_cache import ResultCache, limits_digest, result_key
-from rewards.sandbox import Job, JobResult, Sandbox
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.result_cache import ResultCache, limits_digest, result_key
+from coderl.rewards.sandbox import Job, JobResult, Sandbox
 
 log = logging.getLogger("coderl.reward_server")
 

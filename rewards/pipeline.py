@@ -16,9 +16,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rewards.code_reward import RewardBreakdown, compute_reward, unmatched_reward
-from rewards.config import RewardConfig
-from rewards.extract import (
+from coderl.rewards.code_reward import RewardBreakdown, compute_reward, unmatched_reward
+from coderl.rewards.config import RewardConfig
+from coderl.rewards.extract import (
     ANSWER_FORMATS,
     Extracted,
     after_prompt,

@@ -21,8 +21,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rewards.errors import DataError
-from rewards.extract import (
+from coderl.rewards.errors import DataError
+from coderl.rewards.extract import (
     ANSWER_FORMATS,
     normalize,
     normalized_prefix,
@@ -31,7 +31,7 @@ from rewards.extract import (
     raw_end,
     templated_turns,
 )
-from rewards.labels import Label, LabelError, parse_label
+from coderl.rewards.labels import Label, LabelError, parse_label
 
 log = logging.getLogger("coderl.reward_server")
 

@@ -15,8 +15,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
-from rewards.config import SandboxConfig
-from rewards.sandbox import STATUSES, Job, JobResult
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.sandbox import STATUSES, Job, JobResult
 
 # Outcomes that are a function of (code, tests, limits) alone. Not cached: "timeout" and "memory" (a loaded
 # machine or a neighbour's memory can flip them), "killed" (a signal, the OOM killer or a worker dying is

@@ -27,17 +27,13 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
-from fastapi import FastAPI, HTTPException, Request  # noqa: E402
-from fastapi.responses import JSONResponse, Response  # noqa: E402
-from pydantic import BaseModel, Field  # noqa: E402
-
-from rewards.code_reward import batch_means, extra_logs  # noqa: E402
-from rewards.config import CoderlConfig, ConfigError, add_cli_flags, apply_cli_overrides, load_config  # noqa: E402
-from rewards.errors import DataError  # noqa: E402
-from rewards.metrics import Metrics  # noqa: E402
-from rewards.pipeline import Scorer  # noqa: E402
-from rewards.prompt_index import PromptIndex, describe  # noqa: E402
-from rewards.stepwise_json import loads as json_loads  # noqa: E402
+from coderl.rewards.code_reward import batch_means, extra_logs  # noqa: E402
+from coderl.rewards.config import CoderlConfig, ConfigError, add_cli_flags, apply_cli_overrides, load_config  # noqa: E402
+from coderl.rewards.errors import DataError  # noqa: E402
+from coderl.rewards.metrics import Metrics  # noqa: E402
+from coderl.rewards.pipeline import Scorer  # noqa: E402
+from coderl.rewards.prompt_index import PromptIndex, describe  # noqa: E402
+from coderl.rewards.stepwise_json import loads as json_loads  # noqa: E402
 
 log = logging.getLogger("coderl.reward_server")
 

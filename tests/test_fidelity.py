@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from rewards.sandbox import count_tests
+from coderl.rewards.sandbox import count_tests
 from tests.fidelity.allowlist import EXPLAINED, reason_for
 from tests.fidelity.corpus import MUTANT_KINDS, build_corpus, humaneval_rows, task_programs
 from tests.fidelity.measure import measure

@@ -1,4 +1,4 @@
-"""rewards.sandbox.isolation: the worker's command line, the bootstrap it reads, the mode probe, WorkerProcess."""
+"""coderl.rewards.sandbox.isolation: the worker's command line, the bootstrap it reads, the mode probe, WorkerProcess."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import os
 import sys
 import time
 
-from rewards.config import SandboxConfig
-from rewards.sandbox import inside
-from rewards.sandbox.isolation import (
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.sandbox import inside
+from coderl.rewards.sandbox.isolation import (
     SANDBOX_UID,
     WorkerProcess,
     bootstrap,

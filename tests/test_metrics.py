@@ -1,14 +1,14 @@
-"""rewards.metrics: what one batch adds to each collector, read back through Prometheus' own text parser."""
+"""coderl.rewards.metrics: what one batch adds to each collector, read back through Prometheus' own text parser."""
 
 from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from rewards.code_reward import COMPONENTS, RewardBreakdown
-from rewards.metrics import Metrics
-from rewards.result_cache import ResultCache
-from rewards.sandbox import JobResult
-from rewards.sandbox import TestOutcome as Outcome  # not collected as a test class
+from coderl.rewards.code_reward import COMPONENTS, RewardBreakdown
+from coderl.rewards.metrics import Metrics
+from coderl.rewards.result_cache import ResultCache
+from coderl.rewards.sandbox import JobResult
+from coderl.rewards.sandbox import TestOutcome as Outcome  # not collected as a test class
 
 
 def _samples(m: Metrics) -> dict[tuple[str, tuple], float]:

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from rewards.errors import DataError
-from rewards.extract import clean_response
-from rewards.prompt_index import PREFIX_CHARS, PromptIndex, describe, load_problems
+from coderl.rewards.errors import DataError
+from coderl.rewards.extract import clean_response
+from coderl.rewards.prompt_index import PREFIX_CHARS, PromptIndex, describe, load_problems
 from tests._reward_support import (
     PROBLEMS,
     SYSTEM_BLOCK,

@@ -8,10 +8,10 @@ import tracemalloc
 import httpx
 import pytest
 
-from rewards.config import SandboxConfig
-from rewards.executors import LocalExecutor
-from rewards.labels import parse_label
-from rewards.result_cache import (
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.executors import LocalExecutor
+from coderl.rewards.labels import parse_label
+from coderl.rewards.result_cache import (
     DETERMINISTIC,
     ResultCache,
     cacheable,
@@ -20,8 +20,8 @@ from rewards.result_cache import (
     result_bytes,
     result_key,
 )
-from rewards.sandbox import STATUSES, Job, JobResult
-from rewards.sandbox import TestOutcome as Outcome  # not collected as a test class
+from coderl.rewards.sandbox import STATUSES, Job, JobResult
+from coderl.rewards.sandbox import TestOutcome as Outcome  # not collected as a test class
 from tests._reward_support import PROBLEMS, SYSTEM_THINK, chatml, rows, think, write_jsonl
 from tests._server_proc import ServerProc
 

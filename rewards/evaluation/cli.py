@@ -19,16 +19,16 @@ import logging
 import sys
 import time
 
-from rewards.config import ConfigError, add_cli_flags, apply_cli_overrides, load_config
-from rewards.errors import DataError
-from rewards.evaluation.compare import compare, load_run
-from rewards.evaluation.generate import BACKENDS, SamplingConfig, generate
-from rewards.evaluation.passk import parse_ks
-from rewards.evaluation.report import summarize, table, write_outputs
-from rewards.evaluation.samples import Sample, read_samples, write_samples
-from rewards.evaluation.score import COMPLETION_FORMATS, check_completion_format, score
-from rewards.evaluation.tasks import load_tasks
-from rewards.executors import LocalExecutor
+from coderl.rewards.config import ConfigError, add_cli_flags, apply_cli_overrides, load_config
+from coderl.rewards.errors import DataError
+from coderl.rewards.evaluation.compare import compare, load_run
+from coderl.rewards.evaluation.generate import BACKENDS, SamplingConfig, generate
+from coderl.rewards.evaluation.passk import parse_ks
+from coderl.rewards.evaluation.report import summarize, table, write_outputs
+from coderl.rewards.evaluation.samples import Sample, read_samples, write_samples
+from coderl.rewards.evaluation.score import COMPLETION_FORMATS, check_completion_format, score
+from coderl.rewards.evaluation.tasks import load_tasks
+from coderl.rewards.executors import LocalExecutor
 
 log = logging.getLogger("coderl.evaluate")
 

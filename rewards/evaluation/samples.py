@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from data.io import AtomicOutputs
-from rewards.errors import DataError
+from coderl.data.io import AtomicOutputs
+from coderl.rewards.errors import DataError
 
 SAMPLES_FILE = "samples.jsonl"
 

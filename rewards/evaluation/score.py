@@ -13,16 +13,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from rewards.code_reward import RewardBreakdown
-from rewards.config import RewardConfig
-from rewards.errors import DataError
-from rewards.evaluation.samples import Sample
-from rewards.evaluation.tasks import Tasks
-from rewards.executors import BaseExecutor
-from rewards.extract import Extracted, parses
-from rewards.pipeline import Prepared, Scorer
-from rewards.result_cache import limits_digest, result_key
-from rewards.sandbox import STATUSES, JobResult, count_tests
+from coderl.rewards.code_reward import RewardBreakdown
+from coderl.rewards.config import RewardConfig
+from coderl.rewards.errors import DataError
+from coderl.rewards.evaluation.samples import Sample
+from coderl.rewards.evaluation.tasks import Tasks
+from coderl.rewards.executors import BaseExecutor
+from coderl.rewards.extract import Extracted, parses
+from coderl.rewards.pipeline import Prepared, Scorer
+from coderl.rewards.result_cache import limits_digest, result_key
+from coderl.rewards.sandbox import STATUSES, JobResult, count_tests
 
 COMPLETION_FORMATS = ("response", "humaneval")
 # Sandbox test statuses -> the buckets an evaluation reports. memory and killed (resource limit, signal,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rewards.errors import DataError
-from rewards.prompt_index import IndexedProblem, load_problems
+from coderl.rewards.errors import DataError
+from coderl.rewards.prompt_index import IndexedProblem, load_problems
 
 
 @dataclass(frozen=True)

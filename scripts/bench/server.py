@@ -31,8 +31,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 import httpx  # noqa: E402
 
-from rewards.labels import Label  # noqa: E402
-from rewards.prompt_index import IndexedProblem, PromptIndex  # noqa: E402
+from coderl.rewards.labels import Label  # noqa: E402
+from coderl.rewards.prompt_index import IndexedProblem, PromptIndex  # noqa: E402
 
 SYSTEM = ("You are a helpful programming assistant. First think in <think>...</think>, then give the final "
           "code in <answer>...</answer> as one ```python block.")

@@ -34,7 +34,7 @@ import builtins
 import sys
 from dataclasses import dataclass, field
 
-from rewards.sandbox.plan import is_case  # the sandbox's rule for what one humaneval test case is
+from coderl.rewards.sandbox.plan import is_case  # the sandbox's rule for what one humaneval test case is
 
 REASONS = ("stdout", "patching", "globals", "opaque_compare", "opaque_type", "identity", "callback",
            "solution_exc", "in_place")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import ast
 import copy
 
-from data.formats import RowContext, humaneval
-from rewards.labels import Label
-from rewards.sandbox.plan import is_case  # the sandbox's rule for what one humaneval test case is
+from coderl.data.formats import RowContext, humaneval
+from coderl.rewards.labels import Label
+from coderl.rewards.sandbox.plan import is_case  # the sandbox's rule for what one humaneval test case is
 
 FORMATS = ("humaneval", "unittest", "assert")
 

@@ -10,8 +10,8 @@ converging policy repeats itself), the rest are new: the canonical solution or o
 with the result cache (the default), the baseline with --no_result_cache; the order alternates per step.
 Both must give the same scores. The samples are written here, never model output.
 
-    python scripts/bench_result_cache.py                       # 32 problems x 8 samples, 6 steps, 0% -> 80%
-    python scripts/bench_result_cache.py --problems 64 --steps 8 --json out.json
+    python -m scripts.bench.result_cache                       # 32 problems x 8 samples, 6 steps, 0% -> 80%
+    python -m scripts.bench.result_cache --problems 64 --steps 8 --json out.json
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import httpx
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SYSTEM = ("You are a helpful programming assistant. First think in <think>...</think>, then give the final "
           "code in <answer>...</answer> as one ```python block.")
 WRONG = ("    return None\n", "    raise ValueError('wrong')\n", "    return 0\n", "    return []\n")
