@@ -201,7 +201,7 @@ hf_generate_warning() {
   log "WARNING: HF generate measured ~${HF_MS_PER_TOKEN_STEP} ms per token step on an H100 (3B-shape model,"
   log "WARNING: batch 16); a 1024-token micro-rollout of 8 did not finish in 3.4 minutes. Here each GPU runs"
   log "WARNING: $micro micro-rollout(s) x $GENERATE_MAX_LEN token steps = ~$((secs / 60)) min $((secs % 60)) s of generation per"
-  log "WARNING: training step. vLLM engines take this to seconds: docs/setup_guide.md §4 (USE_VLLM)."
+  log "WARNING: training step. Install vLLM for rollouts on vLLM engines: docs/setup_guide.md §4 (USE_VLLM)."
   log "WARNING: ================================================================================"
 }
 
