@@ -20,7 +20,7 @@
 #   SMOKE_DIR=/tmp/coderl_smoke      small model, run dir, logs, plan_<path>.json, summary.json
 #   PORT=5055                        the smoke's own reward server (another one may hold 5000)
 #   LAUNCH_SLOT=5                    passed to the launch script: Ray ports / master port of their own
-#   STEP_TIMEOUT=240                 seconds for the training launch
+#   STEP_TIMEOUT=270                 seconds for the training launch
 #   TRAIN_PYTHON=python3             interpreter of the GPU env
 #   DRY_RUN=0                        1 = no model weights, no training (works without a GPU)
 # Exit code: 0 when every check passes, 1 otherwise, 2 on bad usage.
@@ -38,7 +38,7 @@ SMOKE_LAYERS="${SMOKE_LAYERS:-2}"
 SMOKE_DIR="${SMOKE_DIR:-/tmp/coderl_smoke}"
 PORT="${PORT:-5055}"
 LAUNCH_SLOT="${LAUNCH_SLOT:-5}"
-STEP_TIMEOUT="${STEP_TIMEOUT:-240}"
+STEP_TIMEOUT="${STEP_TIMEOUT:-270}"
 TRAIN_PYTHON="${TRAIN_PYTHON:-python3}"
 DRY_RUN="${DRY_RUN:-0}"
 
@@ -77,7 +77,8 @@ if os.environ["DRY"] == "1":  # no weights: the plan only needs the config
         n = sum(p.numel() for p in AutoModelForCausalLM.from_config(cfg).parameters())
 else:
     torch.manual_seed(0)
-    m = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16)
+    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):  # a 152k vocab inits slowly on CPU
+        m = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16)
     n = sum(p.numel() for p in m.parameters())
     m.save_pretrained(os.environ["SMALL"], safe_serialization=True)
 AutoTokenizer.from_pretrained(os.environ["SRC"]).save_pretrained(os.environ["SMALL"])  # the plan reads prompts
@@ -127,7 +128,9 @@ else result plan FAIL "no $PLAN (preflight did not reach the memory plan)"; fi
 
 # 4. What the run must have produced.
 Q1=$(queries); Q1="${Q1:-0}"; QN=$((Q1 - Q0))
-GLEN=$(grep -ao "'glen': [0-9.]*" "$SMOKE_DIR/train_$WHICH.log" | awk '{s+=$2; n++} END{if(n) printf "%.1f", s/n}' || true)
+# Mean generated length per sample, from OpenRLHF's progress bars (tqdm: glen=… / response_length=…).
+GLEN=$(grep -aoE "(glen|response_length)=[0-9.e+-]+" "$SMOKE_DIR/train_$WHICH.log" \
+  | awk -F= '{s+=$2+0; n++} END{if(n) printf "%.1f", s/n}' || true)
 if [ "$DRY_RUN" = 1 ]; then
   result rewards_flowed DRY "not trained (DRY_RUN=1); preflight scored nothing: $QN queries"
   result group_norm_logged DRY "not trained (DRY_RUN=1)"
