@@ -314,6 +314,33 @@ def test_vllm_knob_checks(tmp_path, data, extra, needle):
     assert needle in proc.stderr, proc.stderr
 
 
+def fake_vllm(site: Path, version: str) -> Path:
+    """A FAKE vllm (no GPU wheel here): an importable package and its dist-info, so that `import vllm` and
+    importlib.metadata see VERSION; nothing of vLLM runs in these tests."""
+    (site / "vllm").mkdir(parents=True)
+    (site / "vllm" / "__init__.py").write_text(f'__version__ = "{version}"  # FAKE vllm for launch tests\n')
+    meta = site / f"vllm-{version}.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}\n")
+    return site
+
+
+@pytest.mark.parametrize("version,tree,code,needle", [
+    ("0.6.0", "patched", 0, "ok   vllm: vLLM 0.6.0 in >=0.6.0,<0.8; patched comparisons true: >=0.4.3, <0.7.0, "
+                            ">0.4.2; 2 engine(s), TP 1"),
+    ("0.8.1", "patched", 21, "vLLM 0.8.1 is outside >=0.6.0,<0.8"),
+    ("0.6.0", "flash_only", 21, "compares vLLM versions as strings (patch 0003 not applied)"),
+], ids=["supported", "too_new", "unpatched"])
+def test_vllm_auto_and_version_check(tmp_path, data, trees, version, tree, code, needle):
+    """USE_VLLM=auto picks vLLM when it imports; preflight reads patch 0003's comparisons from the real tree."""
+    site = fake_vllm(tmp_path / "site", version)
+    env = base_env(tmp_path, data, PYTHONPATH=f"{trees[tree]}:{site}", PREFLIGHT_SKIP="openrlhf,server")
+    proc = run_train(RAY_SCRIPT, env)
+    assert proc.returncode == code, out(proc)
+    assert needle in proc.stdout + proc.stderr, proc.stderr
+    assert "2 vLLM engine(s) x TP 1 on the other 2" in proc.stderr, "auto chose vLLM"
+
+
 def test_launch_slot_moves_ports(tmp_path, data):
     """Two launches side by side: LAUNCH_SLOT=N shifts the Ray dashboard and the single-node master port."""
     proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, SKIP_PREFLIGHT="1", LAUNCH_SLOT="2"))
