@@ -1,27 +1,69 @@
-"""The DeepSpeed side of a launch: configs/ds_config_zero2.json <-> OpenRLHF 0.5.7's flags, model sizes,
-and DeepSpeed's own ZeRO-2 memory estimator. Used by launch/preflight.py."""
+"""The DeepSpeed side of a launch: configs/ds_config_zero2.json <-> OpenRLHF 0.5.7's flags, model shapes and
+sizes, and DeepSpeed's own ZeRO memory estimators. Used by launch/preflight.py and launch/mem_plan.py."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 GIB = 2**30
 
-# Parameter counts of the Qwen2.5 family (also the -Instruct and -Coder variants, same shapes). Values are
-# what transformers' Qwen2ForCausalLM builds from each model's config.json; tests/test_launch.py recounts
-# them on the meta device. A local model directory is always counted from its own config.json instead.
-PARAM_TABLE = {
-    "0.5": 494_032_768,
-    "1.5": 1_543_714_304,
-    "3": 3_085_938_688,
-    "7": 7_615_616_512,
-    "14": 14_770_033_664,
-    "32": 32_763_876_352,
-    "72": 72_706_203_648,
-}
 
+@dataclass(frozen=True)
+class Shape:
+    """The sizes of a decoder-only (Llama/Qwen2-style) model that memory depends on."""
+
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    intermediate: int
+    vocab: int
+    tied: bool
+    max_positions: int = 32768
+    head_dim: int = 0  # 0 = hidden // heads
+    qkv_bias: bool = True  # Qwen2 has q/k/v biases, Llama has none
+
+    @property
+    def kv_dim(self) -> int:
+        return self.kv_heads * (self.head_dim or self.hidden // self.heads)
+
+    @property
+    def q_dim(self) -> int:
+        return self.heads * (self.head_dim or self.hidden // self.heads)
+
+    def parameters(self) -> list[tuple[str, int]]:
+        """(kind, numel) of every parameter tensor; kinds: embed, lm_head, matrix, bias, norm."""
+        h, q, kv, inter = self.hidden, self.q_dim, self.kv_dim, self.intermediate
+        layer = [("matrix", h * q), ("matrix", h * kv), ("matrix", h * kv), ("matrix", q * h),
+                 ("matrix", h * inter), ("matrix", h * inter), ("matrix", inter * h), ("norm", h), ("norm", h)]
+        if self.qkv_bias:
+            layer += [("bias", q), ("bias", kv), ("bias", kv)]
+        out = [("embed", self.vocab * h)] + layer * self.layers + [("norm", h)]
+        if not self.tied:
+            out.append(("lm_head", self.vocab * h))
+        return out
+
+    @property
+    def num_params(self) -> int:
+        return sum(n for _, n in self.parameters())
+
+
+# The Qwen2.5 family (also the -Instruct and -Coder variants: same shapes), from each model's config.json;
+# tests/test_launch.py checks Shape.num_params against what transformers' Qwen2ForCausalLM builds.
+QWEN25_SHAPES = {
+    "0.5": Shape(896, 24, 14, 2, 4864, 151936, True),
+    "1.5": Shape(1536, 28, 12, 2, 8960, 151936, True),
+    "3": Shape(2048, 36, 16, 2, 11008, 151936, True),
+    "7": Shape(3584, 28, 28, 4, 18944, 152064, False),
+    "14": Shape(5120, 48, 40, 8, 13824, 152064, False),
+    "32": Shape(5120, 64, 40, 8, 27648, 152064, False),
+    "72": Shape(8192, 80, 64, 8, 29568, 152064, False),
+}
+PARAM_TABLE = {size: shape.num_params for size, shape in QWEN25_SHAPES.items()}
 
 
 class DsConfigError(ValueError):
@@ -104,32 +146,81 @@ def rebuild_with_openrlhf(ds_utils, kw: dict) -> dict:
     return built
 
 
+def _qwen25_size(model: str) -> str | None:
+    hit = re.search(r"qwen2\.5-(?:coder-|math-)?(\d+(?:\.\d+)?)b", model.lower())
+    return hit.group(1) if hit and hit.group(1) in QWEN25_SHAPES else None
+
+
+def resolve_local(model: str) -> str:
+    """A local directory for MODEL: itself, or its snapshot in the Hugging Face cache; else MODEL unchanged."""
+    if Path(model).is_dir() or "/" not in model or model.startswith(("/", ".")):
+        return model
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        hit = try_to_load_from_cache(model, "config.json")
+    except Exception:  # no huggingface_hub, or not a repo id: nothing cached
+        return model
+    return str(Path(hit).parent) if isinstance(hit, str) else model
+
+
 def model_params(model: str, override: float | None) -> tuple[int | None, str]:
     if override:
         return int(override), "MODEL_PARAMS"
-    cfg = Path(model) / "config.json"
+    cfg = Path(resolve_local(model)) / "config.json"
     if cfg.is_file():
         import torch
         from transformers import AutoConfig, AutoModelForCausalLM
 
         with torch.device("meta"):
-            m = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(model))
+            m = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(cfg.parent))
         return sum(p.numel() for p in m.parameters()), f"{cfg} (counted on the meta device)"
-    hit = re.search(r"qwen2\.5-(?:coder-|math-)?(\d+(?:\.\d+)?)b", model.lower())
-    if hit and hit.group(1) in PARAM_TABLE:
-        return PARAM_TABLE[hit.group(1)], f"Qwen2.5 size table ({hit.group(1)}B)"
+    size = _qwen25_size(model)
+    if size:
+        return PARAM_TABLE[size], f"Qwen2.5 size table ({size}B)"
     return None, "unknown model size"
 
 
-def memory_estimate(params: int, actor_gpus: int, adam_offload: bool, colocate_ref: bool) -> dict:
-    """Per-GPU / per-node memory from DeepSpeed's own ZeRO-2 estimator (+ the colocated bf16 reference)."""
-    from deepspeed.runtime.zero.stage_1_and_2 import estimate_zero2_model_states_mem_needs
+def shape_from_config(cfg: dict) -> Shape | None:
+    """A Shape from a HF config.json dict (Llama/Qwen2/Mistral field names); None if a size is missing."""
+    try:
+        heads = int(cfg["num_attention_heads"])
+        return Shape(hidden=int(cfg["hidden_size"]), layers=int(cfg["num_hidden_layers"]), heads=heads,
+                     kv_heads=int(cfg.get("num_key_value_heads") or heads),
+                     intermediate=int(cfg["intermediate_size"]), vocab=int(cfg["vocab_size"]),
+                     tied=bool(cfg.get("tie_word_embeddings", False)),
+                     max_positions=int(cfg.get("max_position_embeddings") or 32768),
+                     head_dim=int(cfg.get("head_dim") or 0),
+                     qkv_bias=bool(cfg.get("attention_bias", cfg.get("model_type") == "qwen2")))
+    except (KeyError, TypeError, ValueError):
+        return None
 
-    est = {}
-    for off in (True, False):
+
+def model_shape(model: str) -> tuple[Shape | None, str]:
+    """The model's Shape: its own config.json (local dir or HF cache), else the Qwen2.5 table by name."""
+    cfg = Path(resolve_local(model)) / "config.json"
+    if cfg.is_file():
+        shape = shape_from_config(json.loads(cfg.read_text()))
+        return shape, str(cfg) if shape else f"{cfg} lacks a size field"
+    size = _qwen25_size(model)
+    if size:
+        return QWEN25_SHAPES[size], f"Qwen2.5 size table ({size}B)"
+    return None, "unknown model shape"
+
+
+def zero_model_states(params: int, actor_gpus: int, stage: int, adam_offload: bool,
+                      largest_layer: int) -> tuple[float, float]:
+    """(host, per-GPU) bytes of the actor's model states from DeepSpeed's own estimators, without their
+    x1.5 host buffer (mem_plan accounts for the host side itself)."""
+    if stage == 3:
+        from deepspeed.runtime.zero.stage3 import estimate_zero3_model_states_mem_needs
+
+        cpu, gpu = estimate_zero3_model_states_mem_needs(params, largest_layer, num_gpus_per_node=actor_gpus,
+                                                         cpu_offload=adam_offload, cpu_offload_params=False,
+                                                         additional_buffer_factor=1.0)
+    else:
+        from deepspeed.runtime.zero.stage_1_and_2 import estimate_zero2_model_states_mem_needs
+
         cpu, gpu = estimate_zero2_model_states_mem_needs(params, num_gpus_per_node=actor_gpus, num_nodes=1,
-                                                         cpu_offload=off, additional_buffer_factor=1.5)
-        est[off] = (cpu / GIB, gpu / GIB)
-    ref = 2 * params / GIB if colocate_ref else 0.0
-    return {"actor_gpu": est[adam_offload][1], "ref_gpu": ref, "cpu": est[adam_offload][0],
-            "total_gpu": est[adam_offload][1] + ref, "alt_total_gpu": est[not adam_offload][1] + ref}
+                                                         cpu_offload=adam_offload, additional_buffer_factor=1.0)
+    return float(cpu), float(gpu)

@@ -3,7 +3,7 @@
 
     python -m coderl.launch.preflight ds-flags --ds_config configs/ds_config_zero2.json   # -> OpenRLHF flags
     python -m coderl.launch.preflight check --data D --reward_url U --gpus 4 --model M -- <OpenRLHF flags>
-    python -m coderl.launch.preflight estimate --model Qwen/Qwen2.5-7B-Instruct --gpus 4  # memory table only
+    python -m coderl.launch.preflight estimate --model Qwen/Qwen2.5-7B-Instruct --gpus 4  # model states only
 
 Every failure prints one `[preflight] FAIL <check>: <what is wrong and what to do>` line and exits with
 the check's own code (EXIT_CODES below), so scripts and tests can tell them apart.
@@ -26,15 +26,18 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from coderl.launch import mem_plan
 from coderl.launch.ds_plan import (
     GIB,
     DsConfigError,
     config_diff,
     ds_config_to_flags,
     load_openrlhf_ds_utils,
-    memory_estimate,
     model_params,
+    model_shape,
     rebuild_with_openrlhf,
+    resolve_local,
+    zero_model_states,
 )
 
 EXIT_CODES = {
@@ -50,8 +53,19 @@ EXIT_CODES = {
     "memory": 18,
     "ds_config": 19,
     "knobs": 20,
+    "vllm": 21,
 }
-CHECKS = ("knobs", "data", "openrlhf", "server", "gpus", "memory")
+CHECKS = ("knobs", "data", "openrlhf", "vllm", "server", "gpus", "memory")
+# vLLM releases OpenRLHF 0.5.7's engine code runs with (patches/0003 header: it targets 0.6.x-0.7.x;
+# setup_env.sh pins 0.6.0); the branches inside that range are read from the patched source itself.
+SUPPORTED_VLLM = ">=0.6.0,<0.8"
+# train_ppo_ray's argparse defaults, for flags a hand-written command leaves out.
+OPENRLHF_DEFAULTS = {"micro_train_batch_size": 8, "train_batch_size": 128, "rollout_batch_size": 512,
+                     "micro_rollout_batch_size": 8, "n_samples_per_prompt": 1, "prompt_max_len": 1024,
+                     "generate_max_len": 1024, "zero_stage": 2, "vllm_num_engines": 0,
+                     "vllm_tensor_parallel_size": 1, "actor_num_nodes": 1}
+
+
 class PreflightError(Exception):
     def __init__(self, check: str, message: str, code: str | None = None):
         super().__init__(message)
@@ -102,16 +116,20 @@ def parse_flags(words: list[str]) -> dict[str, str | bool]:
     return out
 
 
-def check_knobs(a, flags: dict) -> str:
-    def num(name, default):
-        return int(flags.get(name, default))
+def flag_int(flags: dict, name: str, default: int | None = None) -> int:
+    return int(flags.get(name, OPENRLHF_DEFAULTS.get(name) if default is None else default))
 
-    actor_gpus = num("actor_num_gpus_per_node", a.gpus) * num("actor_num_nodes", 1)
-    engines = num("vllm_num_engines", 0)
-    tp = num("vllm_tensor_parallel_size", 1)
-    n, rollout = num("n_samples_per_prompt", 1), num("rollout_batch_size", 1)
-    micro, train = num("micro_train_batch_size", 1), num("train_batch_size", 1)
-    problems = []
+
+def check_knobs(a, flags: dict) -> str:
+    ray = a.cli.endswith("_ray")
+    nodes = flag_int(flags, "actor_num_nodes")
+    per_node = flag_int(flags, "actor_num_gpus_per_node", a.gpus)
+    actor_gpus = per_node * nodes
+    engines, tp = flag_int(flags, "vllm_num_engines"), flag_int(flags, "vllm_tensor_parallel_size")
+    n, rollout = flag_int(flags, "n_samples_per_prompt"), flag_int(flags, "rollout_batch_size")
+    micro, train = flag_int(flags, "micro_train_batch_size"), flag_int(flags, "train_batch_size")
+    stage = flag_int(flags, "zero_stage")
+    problems, notes = [], []
     if n < 2:
         problems.append(f"N_SAMPLES={n}: group_norm needs at least 2 samples per prompt")
     if actor_gpus < 1:
@@ -123,13 +141,30 @@ def check_knobs(a, flags: dict) -> str:
             problems.append(f"TRAIN_BATCH_SIZE={train} must be divisible by MICRO_TRAIN_BATCH_SIZE x actor "
                             f"GPUs = {micro} x {actor_gpus}")
         if engines and actor_gpus % engines:
-            problems.append(f"actor GPUs ({actor_gpus}) must be divisible by VLLM_ENGINES={engines}")
+            problems.append(f"actor GPUs ({actor_gpus}) must be divisible by VLLM_ENGINES={engines} "
+                            "(train_ppo_ray: actor_world_size % vllm_num_engines == 0)")
+    if ray and nodes == 1 and per_node + engines * tp != a.gpus:
+        problems.append(f"GPUS={a.gpus} but the command places actor {per_node} + vLLM {engines} engine(s) x "
+                        f"TP {tp} = {per_node + engines * tp} GPUs")
+    if ray and "colocate_actor_ref" in flags and (
+            flag_int(flags, "ref_num_gpus_per_node", 8) != per_node or flag_int(flags, "ref_num_nodes", 1) != nodes):
+        problems.append("--colocate_actor_ref needs the reference on as many nodes/GPUs as the actor")
+    if stage == 3 and not (ray and engines):
+        problems.append("ZeRO-3 (DS_CONFIG) needs vLLM engines in OpenRLHF 0.5.7 (its _validate_args asserts it)")
+    if "adam_offload" in flags and stage == 0:
+        problems.append("Adam offload needs ZeRO stage 1-3: stage 0 runs DeepSpeedCPUAdam on GPU tensors")
     if (rollout * n) % train:
         problems.append(f"ROLLOUT_BATCH_SIZE x N_SAMPLES = {rollout * n} samples per rollout is not a multiple "
                         f"of TRAIN_BATCH_SIZE={train} (the remainder is dropped)")
+    if "ref_reward_offload" in flags and stage != 3:
+        notes.append("REF_OFFLOAD=1 has no effect below ZeRO-3 (the reference runs ZeRO-0, where DeepSpeed "
+                     "ignores offload_param)")
     if problems:
         raise PreflightError("knobs", "; ".join(problems))
-    return f"{actor_gpus} actor GPU(s), {engines} vLLM engine(s) x TP {tp}, {rollout} prompts x {n} samples"
+    for note in notes:
+        say(f"note: {note}")
+    gen = f"{engines} vLLM engine(s) x TP {tp}" if engines else "HF generate (no vLLM)"
+    return f"{actor_gpus} actor GPU(s), {gen}, ZeRO-{stage}, {rollout} prompts x {n} samples"
 
 
 def check_data(a, _flags) -> str:
@@ -196,6 +231,49 @@ def check_openrlhf(a, flags: dict) -> str:
         raise PreflightError("openrlhf", f"{a.cli} at {where} does not accept {', '.join(unknown)}",
                              "openrlhf_flags")
     return f"{where} (patched: group_norm; all {len(flags)} flags accepted)"
+
+
+def _openrlhf_dir() -> Path | None:
+    spec = importlib.util.find_spec("openrlhf")
+    return Path(list(spec.submodule_search_locations)[0]) if spec and spec.submodule_search_locations else None
+
+
+def check_vllm(a, flags: dict) -> str:
+    """vLLM's version against the range we support and against the comparisons in the patched
+    trainer/ray/vllm_engine.py (patch 0003), read from that file, not restated here."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    engines, tp = flag_int(flags, "vllm_num_engines"), flag_int(flags, "vllm_tensor_parallel_size")
+    if not engines:
+        return "not used (HF generate)"
+    try:
+        raw = version("vllm")
+        have = Version(raw.split("+")[0])
+    except PackageNotFoundError:
+        raise PreflightError("vllm", f"VLLM_ENGINES={engines} but vLLM is not installed for {sys.executable}: "
+                             "bash scripts/setup_env.sh installs vllm==0.6.0 (or USE_VLLM=0)") from None
+    except InvalidVersion:
+        raise PreflightError("vllm", f"vLLM reports an unparseable version {raw!r}") from None
+    if have not in SpecifierSet(SUPPORTED_VLLM):
+        raise PreflightError("vllm", f"vLLM {raw} is outside {SUPPORTED_VLLM}, the releases OpenRLHF 0.5.7's "
+                             "engine code runs with: install vllm==0.6.0 (scripts/setup_env.sh)")
+    root = _openrlhf_dir()
+    engine_py = root / "trainer" / "ray" / "vllm_engine.py" if root else None
+    text = engine_py.read_text() if engine_py and engine_py.is_file() else ""
+    if "def vllm_version" not in text:
+        raise PreflightError("vllm", f"{engine_py or 'OpenRLHF'} compares vLLM versions as strings (patch 0003 "
+                             f"not applied): bash patches/apply_patches.sh {root.parent if root else '<OpenRLHF>'}")
+    taken = []
+    for op, ref in re.findall(r'vllm_version\([^)]*\) ([<>=!]=?) Version\("([^"]+)"\)', text):
+        if SpecifierSet(f"{op}{ref}").contains(have, prereleases=True):
+            taken.append(f"{op}{ref}")
+    prefix = "; prefix caching off (< 0.7.0)" if "enable_prefix_caching" in flags and have < Version("0.7.0") else ""
+    executor = "GPU executor + WorkerWrap" if tp == 1 else "Ray executor"
+    return f"vLLM {raw} in {SUPPORTED_VLLM}; patched comparisons true: {', '.join(taken) or 'none'}; " \
+           f"{engines} engine(s), TP {tp}: {executor}{prefix}"
 
 
 def _health_url(reward_url: str) -> str:
@@ -288,36 +366,131 @@ def check_gpus(a, _flags) -> str:
     return f"{len(gpus)} visible: " + ", ".join(sorted({f'{n} {m:.0f} GiB' for n, m in gpus}))
 
 
-def check_memory(a, flags: dict) -> str:
-    params, source = model_params(a.model, a.model_params)
-    if params is None:
-        return f"WARN {source} for MODEL={a.model}; set MODEL_PARAMS=7.6e9 for an estimate"
-    actor_gpus = int(flags.get("actor_num_gpus_per_node", a.gpus))
-    offload = bool(flags.get("adam_offload"))
-    e = memory_estimate(params, actor_gpus, offload, colocate_ref=True)
-    say(f"memory: {params / 1e9:.2f}B params ({source}); DeepSpeed ZeRO-2 estimator over {actor_gpus} actor GPU(s):")
-    say(f"  actor params+grads+optimizer states {e['actor_gpu']:6.1f} GiB/GPU (Adam offload "
-        f"{'on' if offload else 'off'}) + reference model bf16 {e['ref_gpu']:5.1f} GiB/GPU "
-        f"= {e['total_gpu']:5.1f} GiB/GPU before activations/generation "
-        f"({e['alt_total_gpu']:.1f} GiB with offload {'off' if offload else 'on'})")
-    say(f"  host RAM for the offloaded optimizer: {e['cpu']:.0f} GiB per node (estimator, x1.5 buffer)")
-    gpus = getattr(a, "_gpus_seen", None) or []
-    if not gpus:
-        return f"estimate {e['total_gpu']:.1f} GiB/GPU (no GPU visible to compare with)"
-    smallest = min(m for _, m in gpus)
-    if e["total_gpu"] > a.max_gpu_fraction * smallest:
-        raise PreflightError("memory", f"model states need {e['total_gpu']:.1f} GiB/GPU but the smallest GPU "
-                             f"has {smallest:.0f} GiB (limit {a.max_gpu_fraction:.0%}): "
-                             + ("use more GPUs or a smaller model" if offload else
-                                "enable Adam offload (offload_optimizer.device=cpu in DS_CONFIG)"))
+def prompt_tokens(a, flags: dict) -> tuple[int, str]:
+    """Longest prompt of DATA (first plan_rows rows) under MODEL's chat template, capped by PROMPT_MAX_LEN:
+    the length micro batches are padded to. PROMPT_MAX_LEN itself when no tokenizer is at hand."""
+    cap = flag_int(flags, "prompt_max_len")
+    if a.plan_prompt_tokens:
+        return min(cap, a.plan_prompt_tokens), "PLAN_PROMPT_TOKENS"
+    local = Path(resolve_local(a.model))
+    if not (local / "tokenizer_config.json").is_file() or not Path(a.data).is_file():
+        return cap, f"PROMPT_MAX_LEN (no local tokenizer for {a.model}; PLAN_PROMPT_TOKENS=N sets it)"
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(local))
+    convs = []
+    with open(a.data, encoding="utf-8") as f:
+        for line in f:
+            if len(convs) >= a.plan_rows:
+                break
+            if line.strip():
+                convs.append(json.loads(line)["input"])
+    texts = [tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True) for c in convs]
+    longest = max((len(ids) for ids in tok(texts, add_special_tokens=False)["input_ids"]), default=0)
+    return min(cap, longest), f"longest of {len(convs)} prompts in DATA ({longest} tokens), capped at {cap}"
+
+
+def build_launch(a, flags: dict, shape, params: int, gpu_gib: float) -> mem_plan.Launch:
+    ray = a.cli.endswith("_ray")
+    actor = flag_int(flags, "actor_num_gpus_per_node", a.gpus) * flag_int(flags, "actor_num_nodes") if ray \
+        else a.gpus
+    tokens, source = prompt_tokens(a, flags)
+    a._prompt_source = source
+    return mem_plan.Launch(
+        params=params, shape=shape, actor_gpus=actor, colocate_ref=(not ray) or "colocate_actor_ref" in flags,
+        ray=ray, engines=flag_int(flags, "vllm_num_engines") if ray else 0,
+        tp=flag_int(flags, "vllm_tensor_parallel_size"), zero_stage=flag_int(flags, "zero_stage"),
+        adam_offload="adam_offload" in flags, overlap_comm="overlap_comm" in flags,
+        micro_train=flag_int(flags, "micro_train_batch_size"), train_batch=flag_int(flags, "train_batch_size"),
+        rollout_batch=flag_int(flags, "rollout_batch_size"), micro_rollout=flag_int(flags, "micro_rollout_batch_size"),
+        n_samples=flag_int(flags, "n_samples_per_prompt"), prompt_tokens=tokens,
+        generate_tokens=flag_int(flags, "generate_max_len"),
+        gradient_checkpointing="gradient_checkpointing" in flags, gpu_gib=gpu_gib,
+        enforce_eager="enforce_eager" in flags)
+
+
+def write_json(path: str, obj: dict) -> None:
+    """Atomic: a temp file in the same directory, then rename."""
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2) + "\n")
+    os.replace(tmp, dest)
+
+
+def host_ram_gib(override: float | None = None) -> float | None:
+    """The node's RAM: PLAN_HOST_GIB when set (planning for another machine), else this machine's."""
+    if override:
+        return override
     try:
-        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GIB
-        if offload and e["cpu"] > ram:
-            say(f"WARN host RAM {ram:.0f} GiB < estimator's {e['cpu']:.0f} GiB for the offloaded optimizer")
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GIB
     except (ValueError, OSError):
-        pass
-    return f"{e['total_gpu']:.1f} GiB/GPU of {smallest:.0f} GiB ({smallest - e['total_gpu']:.0f} GiB left " \
-           "for activations, generation and the CUDA context)"
+        return None
+
+
+def check_memory(a, flags: dict) -> str:
+    params, psource = model_params(a.model, a.model_params)
+    shape, ssource = model_shape(a.model)
+    if params is None and shape is not None:
+        params, psource = shape.num_params, ssource
+    if params is None:
+        return f"WARN {psource} for MODEL={a.model}; set MODEL_PARAMS=7.6e9 for an estimate"
+    gpus = getattr(a, "_gpus_seen", None) or []
+    smallest = min(m for _, m in gpus) if gpus else None
+    stage = flag_int(flags, "zero_stage")
+    if shape is None:  # only the model states can be planned
+        actor = flag_int(flags, "actor_num_gpus_per_node", a.gpus)
+        _, states = zero_model_states(params, actor, stage, "adam_offload" in flags, 0)
+        total = (states + 2 * params) / GIB
+        say(f"memory: {params / 1e9:.2f}B params ({psource}); {ssource}: DeepSpeed model states "
+            f"{states / GIB:.1f} + reference {2 * params / GIB:.1f} = {total:.1f} GiB/GPU, activations not planned")
+        if smallest and total > a.max_gpu_fraction * smallest:
+            raise PreflightError("memory", f"model states need {total:.1f} GiB/GPU but the smallest GPU has "
+                                 f"{smallest:.0f} GiB: use more GPUs, Adam offload or a smaller model")
+        return f"WARN plan incomplete: MODEL={a.model} has no config.json here (model states {total:.1f} GiB/GPU)"
+    lc = build_launch(a, flags, shape, params, smallest or a.plan_gpu_gib)
+    plan = mem_plan.plan(lc)
+    plan["inputs"].update(model=a.model, params_source=psource, shape_source=ssource,
+                          prompt_tokens_source=a._prompt_source,
+                          gpu_gib_source="smallest visible GPU" if smallest else "PLAN_GPU_GIB (no GPU visible)")
+    say(f"memory plan: MODEL={a.model}; params {psource}; shape {ssource}; prompts: {a._prompt_source}")
+    for line in mem_plan.describe(plan):
+        say("  " + line)
+    if a.plan_json:
+        write_json(a.plan_json, plan)
+        say(f"  plan written to {a.plan_json}")
+    act, eng = plan["actor_gpu"], plan["engine_gpu"]
+    problems = []
+    if eng:
+        if eng["kv_capacity_tokens"] < eng["max_model_len"]:
+            problems.append(f"a vLLM engine's KV cache holds {eng['kv_capacity_tokens']} tokens, fewer than "
+                            f"max_model_len {eng['max_model_len']} (vLLM refuses to start): raise VLLM_TP_SIZE or "
+                            "shorten PROMPT_MAX_LEN/GENERATE_MAX_LEN")
+        if eng["max_model_len"] > shape.max_positions:
+            problems.append(f"PROMPT_MAX_LEN + GENERATE_MAX_LEN = {eng['max_model_len']} exceeds the model's "
+                            f"max_position_embeddings {shape.max_positions} (vLLM refuses it)")
+    gpu_need = act["peak_with_step_spike_gib"]
+    if smallest and gpu_need > a.max_gpu_fraction * smallest:
+        worst = max(act["phases"], key=act["phases"].get)
+        hint = {"experience": "lower MICRO_ROLLOUT_BATCH_SIZE (the fp32 logits of a micro rollout dominate)",
+                "train": "lower MICRO_TRAIN_BATCH_SIZE", "generate": "lower MICRO_ROLLOUT_BATCH_SIZE or use vLLM",
+                "optimizer_step": "use more actor GPUs"}[worst]
+        if not lc.adam_offload:
+            hint = "enable Adam offload (offload_optimizer.device=cpu in DS_CONFIG), or " + hint
+        problems.append(f"an actor GPU needs {gpu_need:.1f} GiB (peak phase: {worst}) but the smallest GPU has "
+                        f"{smallest:.0f} GiB (limit {a.max_gpu_fraction:.0%}): {hint}")
+    ram = host_ram_gib(a.plan_host_gib)
+    if gpus and ram and plan["host_peak_gib"] > ram:
+        problems.append(f"the node needs {plan['host_peak_gib']:.0f} GiB of host RAM but has {ram:.0f} GiB: use "
+                        "more nodes, fewer GPU processes, or a smaller model")
+    if problems:
+        raise PreflightError("memory", "; ".join(problems))
+    if gpus and ram and plan["host_peak_gib"] > 0.9 * ram:
+        say(f"WARN host RAM {ram:.0f} GiB leaves < 10% above the planned {plan['host_peak_gib']:.0f} GiB")
+    where = f"of {smallest:.0f} GiB" if smallest else f"(assumed {a.plan_gpu_gib:.0f} GiB GPUs, none visible)"
+    return f"actor GPU {act['peak_gib']:.1f} GiB sustained / {gpu_need:.1f} GiB with the step upload {where}" \
+           + (f", vLLM engine GPU {eng['peak_gib']:.1f} GiB" if eng else "") + \
+           f"; host {plan['host_peak_gib']:.0f} GiB" + (f" of {ram:.0f}" if gpus and ram else "")
 
 
 def cmd_check(args, flag_words: list[str]) -> int:
@@ -326,8 +499,8 @@ def cmd_check(args, flag_words: list[str]) -> int:
     bad = skip - set(CHECKS)
     if bad:
         raise PreflightError("usage", f"unknown check(s) in --skip: {', '.join(sorted(bad))} (known: {', '.join(CHECKS)})")
-    funcs = {"knobs": check_knobs, "data": check_data, "openrlhf": check_openrlhf, "server": check_server,
-             "gpus": check_gpus, "memory": check_memory}
+    funcs = {"knobs": check_knobs, "data": check_data, "openrlhf": check_openrlhf, "vllm": check_vllm,
+             "server": check_server, "gpus": check_gpus, "memory": check_memory}
     for name in CHECKS:
         if name in skip:
             say(f"skip {name}")
@@ -345,11 +518,13 @@ def cmd_estimate(args) -> int:
     params, source = model_params(args.model, args.model_params)
     if params is None:
         raise PreflightError("memory", f"{source} for MODEL={args.model}; pass --model_params")
-    print(f"{params / 1e9:.2f}B params ({source}), {args.gpus} GPU(s), ZeRO-2 (+ colocated bf16 reference):")
+    print(f"{params / 1e9:.2f}B params ({source}), {args.gpus} GPU(s), ZeRO-2 (+ colocated bf16 reference), "
+          "model states only (the launch's DRY_RUN prints the full plan):")
+    ref = 2 * params / GIB
     for off in (False, True):
-        e = memory_estimate(params, args.gpus, off, colocate_ref=True)
-        print(f"  Adam offload {'on ' if off else 'off'}: actor {e['actor_gpu']:5.1f} + ref {e['ref_gpu']:4.1f} "
-              f"= {e['total_gpu']:5.1f} GiB/GPU; host RAM {e['cpu']:.0f} GiB/node")
+        cpu, gpu = zero_model_states(params, args.gpus, 2, off, 0)
+        print(f"  Adam offload {'on ' if off else 'off'}: actor {gpu / GIB:5.1f} + ref {ref:4.1f} "
+              f"= {gpu / GIB + ref:5.1f} GiB/GPU; host RAM {cpu / GIB:.0f} GiB/node for the optimizer")
     return 0
 
 
@@ -379,7 +554,13 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--server_timeout_s", type=float, default=10.0)
     c.add_argument("--openrlhf_timeout_s", type=float, default=180.0)
     c.add_argument("--max_gpu_fraction", type=float, default=0.9)
-    e = sub.add_parser("estimate", help="print the memory table for a model and GPU count")
+    c.add_argument("--plan_json", default=None, help="also write the memory plan here (JSON, atomic)")
+    c.add_argument("--plan_prompt_tokens", type=int, default=None,
+                   help="prompt length to plan for (default: longest prompt in DATA, or PROMPT_MAX_LEN)")
+    c.add_argument("--plan_rows", type=int, default=2000, help="DATA rows read to find the longest prompt")
+    c.add_argument("--plan_gpu_gib", type=float, default=80.0, help="GPU size to plan for when none is visible")
+    c.add_argument("--plan_host_gib", type=float, default=None, help="host RAM to check against (default: this one's)")
+    e = sub.add_parser("estimate", help="print DeepSpeed's model-state table for a model and GPU count")
     e.add_argument("--model", required=True)
     e.add_argument("--model_params", type=float, default=None)
     e.add_argument("--gpus", type=int, default=4)

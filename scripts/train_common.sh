@@ -38,13 +38,23 @@
 #   EXTRA_ARGS=                     appended verbatim to the OpenRLHF command (word-split)
 #   DRY_RUN=0                       1 = print the full command, run preflight without needing GPUs, exit
 #   SKIP_PREFLIGHT=0                1 = skip every check (DS_CONFIG is still read)
-#   PREFLIGHT_SKIP=                 comma list of checks to skip: knobs,data,openrlhf,server,gpus,memory
-#   MODEL_PARAMS=                   parameter count for the memory estimate of an unknown model
+#   PREFLIGHT_SKIP=                 comma list of checks to skip: knobs,data,openrlhf,vllm,server,gpus,memory
+#   LAUNCH_SLOT=0                   1..9 = a launch beside others on this node: slot N gets its own Ray ports,
+#                                   Ray temp dir and worker ports (Ray script) or MASTER_PORT (single node);
+#                                   give each launch its own SAVE_DIR (docs/setup_guide.md §4)
+#   MODEL_PARAMS=                   parameter count for the memory plan of an unknown model
+# Memory plan (printed by preflight; docs/setup_guide.md §6):
+#   PLAN_JSON=                      also write the plan (gpu_peak_gib, host_peak_gib, breakdown) to this file
+#   PLAN_PROMPT_TOKENS=             prompt length to plan for (default: the longest prompt in DATA under
+#                                   MODEL's chat template when MODEL is local, else PROMPT_MAX_LEN)
+#   PLAN_GPU_GIB=80                 GPU size to plan for when no GPU is visible (DRY_RUN on a login node)
+#   PLAN_HOST_GIB=                  host RAM to check the plan against (default: this machine's)
 #
 # Preflight exit codes: 2 usage, 10 data missing, 11 data row invalid, 12 OpenRLHF not importable,
 # 13 OpenRLHF not patched, 14 flag unknown to OpenRLHF, 15 reward server unreachable, 16 reward server
-# serves another file / not ready / rejects the token, 17 not enough GPUs, 18 memory estimate exceeds the
-# GPUs, 19 DS_CONFIG invalid, 20 inconsistent batch/GPU knobs. Otherwise the training job's exit code.
+# serves another file / not ready / rejects the token, 17 not enough GPUs, 18 memory plan exceeds the
+# GPUs or the host, 19 DS_CONFIG invalid, 20 inconsistent batch/GPU/ZeRO knobs, 21 vLLM missing, outside
+# the supported versions or OpenRLHF's version checks unpatched. Otherwise the training job's exit code.
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -89,7 +99,14 @@ EXTRA_ARGS="${EXTRA_ARGS:-}"
 DRY_RUN="${DRY_RUN:-0}"
 SKIP_PREFLIGHT="${SKIP_PREFLIGHT:-0}"
 PREFLIGHT_SKIP="${PREFLIGHT_SKIP:-}"
+LAUNCH_SLOT="${LAUNCH_SLOT:-0}"
+case "$LAUNCH_SLOT" in [0-9]) ;; *) printf '[train] ERROR: LAUNCH_SLOT must be 0-9 (got %s)\n' "$LAUNCH_SLOT" >&2; exit 2 ;; esac
 MODEL_PARAMS="${MODEL_PARAMS:-}"
+PLAN_JSON="${PLAN_JSON:-}"
+PLAN_PROMPT_TOKENS="${PLAN_PROMPT_TOKENS:-}"
+PLAN_GPU_GIB="${PLAN_GPU_GIB:-80}"
+PLAN_HOST_GIB="${PLAN_HOST_GIB:-}"
+[ -n "$PLAN_JSON" ] && PLAN_JSON="$(abspath "$PLAN_JSON")"
 LOG_FILE="$SAVE_DIR/logs/$RUN_NAME.log"
 
 log() { printf '[train] %s\n' "$*" >&2; }
@@ -164,7 +181,30 @@ preflight() {
                  --skip "$PREFLIGHT_SKIP")
   [ "$DRY_RUN" = 1 ] && opts+=(--dry_run)
   [ -n "$MODEL_PARAMS" ] && opts+=(--model_params "$MODEL_PARAMS")
+  [ -n "$PLAN_JSON" ] && opts+=(--plan_json "$PLAN_JSON")
+  [ -n "$PLAN_PROMPT_TOKENS" ] && opts+=(--plan_prompt_tokens "$PLAN_PROMPT_TOKENS")
+  opts+=(--plan_gpu_gib "$PLAN_GPU_GIB")
+  [ -n "$PLAN_HOST_GIB" ] && opts+=(--plan_host_gib "$PLAN_HOST_GIB")
   "$TRAIN_PYTHON" -m coderl.launch.preflight check "${opts[@]}" -- "$@"
+}
+
+# HF generate's measured cost (H100, 3B-shape model, batch 16, HF generate inside OpenRLHF's actor):
+# ~92 ms per token step, and a 1024-token micro-rollout of 8 did not finish in 3.4 minutes (issue 11).
+HF_MS_PER_TOKEN_STEP=92
+
+# hf_generate_warning WHY ACTOR_GPUS: the loud warning when rollouts run on HF generate instead of vLLM.
+hf_generate_warning() {
+  local why="$1" gpus="$2" micro steps secs
+  micro=$(( (ROLLOUT_BATCH_SIZE * N_SAMPLES / gpus + MICRO_ROLLOUT_BATCH_SIZE - 1) / MICRO_ROLLOUT_BATCH_SIZE ))
+  steps=$(( micro * GENERATE_MAX_LEN ))
+  secs=$(( steps * HF_MS_PER_TOKEN_STEP / 1000 ))
+  log "WARNING: ================================================================================"
+  log "WARNING: rollouts use HF generate, not vLLM: $why."
+  log "WARNING: HF generate measured ~${HF_MS_PER_TOKEN_STEP} ms per token step on an H100 (3B-shape model,"
+  log "WARNING: batch 16); a 1024-token micro-rollout of 8 did not finish in 3.4 minutes. Here each GPU runs"
+  log "WARNING: $micro micro-rollout(s) x $GENERATE_MAX_LEN token steps = ~$((secs / 60)) min $((secs % 60)) s of generation per"
+  log "WARNING: training step. Install vLLM for rollouts on vLLM engines: docs/setup_guide.md §4 (USE_VLLM)."
+  log "WARNING: ================================================================================"
 }
 
 # print_cmd WORDS...: the command, shell-quoted, one flag per line.

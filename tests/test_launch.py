@@ -140,7 +140,8 @@ def test_single_node_dry_run(tmp_path, data):
 # ------------------------------------------------------------------ the whole preflight, for real
 @pytest.mark.slow
 def test_dry_run_full_preflight_passes(tmp_path, data, server, trees):
-    env = base_env(tmp_path, data, PYTHONPATH=str(trees["patched"]), REWARD_URL=f"{server.url}/get_reward")
+    env = base_env(tmp_path, data, PYTHONPATH=str(trees["patched"]), REWARD_URL=f"{server.url}/get_reward",
+                   PLAN_JSON=str(tmp_path / "plan.json"), PLAN_PROMPT_TOKENS="64")
     proc = run_train(RAY_SCRIPT, env)
     assert proc.returncode == 0, out(proc)
     log = proc.stdout + proc.stderr
@@ -148,7 +149,12 @@ def test_dry_run_full_preflight_passes(tmp_path, data, server, trees):
         assert f"[preflight] {line}" in log, line
     assert "patched: group_norm; all" in log and "flags accepted" in log
     assert "same file (sha256" in log
-    assert "28.4 GiB/GPU" in log, "7B, 4 GPUs, Adam offload: 14.2 actor + 14.2 reference"
+    assert "ok   vllm: not used (HF generate)" in log and "rollouts use HF generate, not vLLM" in log
+    # 7B on 4 actor GPUs, Adam offload: DeepSpeed's estimator gives 14.2 GiB of actor states per GPU
+    assert "actor_model_states_deepspeed 14.2, reference_model_bf16 14.2" in log
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    assert 40 < plan["gpu_peak_gib"] < 80 and 150 < plan["host_peak_gib"] < 256, plan
+    assert plan["inputs"]["prompt_tokens"] == 64 and plan["inputs"]["prompt_tokens_source"] == "PLAN_PROMPT_TOKENS"
 
 
 @pytest.mark.slow
@@ -245,23 +251,104 @@ def test_not_enough_gpus(tmp_path, data):
 
 
 @pytest.mark.parametrize("gpu,offload,code,needle", [
-    (A800, True, 0, "28.4 GiB/GPU of 80 GiB"),
+    (A800, True, 0, "GiB with the step upload of 80 GiB"),
     (("NVIDIA GeForce RTX 4090", 24564), False, 18, "enable Adam offload"),
-    (("NVIDIA A10", 23028), True, 18, "use more GPUs or a smaller model"),
+    (("NVIDIA A10", 23028), True, 18, "lower MICRO_ROLLOUT_BATCH_SIZE"),
 ], ids=["a800_offload_fits", "24g_no_offload", "24g_offload"])
-def test_memory_estimate_against_gpus(tmp_path, data, gpu, offload, code, needle):
+def test_memory_plan_against_gpus(tmp_path, data, gpu, offload, code, needle):
     ds = json.loads((REPO_ROOT / "configs" / "ds_config_zero2.json").read_text())
     if not offload:
         ds["zero_optimization"]["offload_optimizer"]["device"] = "none"
     (tmp_path / "ds.json").write_text(json.dumps(ds))
     fake = fake_nvidia_smi(tmp_path / "bin", [gpu] * 4)
     env = base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf,server", DS_CONFIG=str(tmp_path / "ds.json"),
-                   PATH=f"{fake.parent}:/usr/bin:/bin")
+                   PATH=f"{fake.parent}:/usr/bin:/bin", PLAN_HOST_GIB="256", USE_VLLM="0")
     proc = run_train(RAY_SCRIPT, env)
     assert proc.returncode == code, out(proc)
     assert needle in proc.stdout + proc.stderr
     if not offload:
-        assert "60.3 GiB/GPU" in proc.stderr
+        assert "actor_model_states_deepspeed 46.1" in proc.stdout + proc.stderr
+
+
+def test_memory_plan_host_ram_too_small(tmp_path, data):
+    fake = fake_nvidia_smi(tmp_path / "bin", [A800] * 4)
+    env = base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf,server", PATH=f"{fake.parent}:/usr/bin:/bin",
+                   PLAN_HOST_GIB="128", USE_VLLM="0")
+    proc = run_train(RAY_SCRIPT, env)
+    assert proc.returncode == 18, out(proc)
+    assert re.search(r"the node needs \d+ GiB of host RAM but has 128 GiB", proc.stderr), proc.stderr
+
+
+# ------------------------------------------------------------------------------ vLLM and layout
+def test_vllm_requested_but_missing(tmp_path, data):
+    """USE_VLLM=1 where `import vllm` fails: preflight names vLLM (exit 21) instead of Ray failing later."""
+    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, USE_VLLM="1", PREFLIGHT_SKIP="openrlhf,server"))
+    assert proc.returncode == 21, out(proc)
+    check, msg = fail_of(proc)
+    assert check == "vllm" and "vLLM is not installed" in msg and "vllm==0.6.0" in msg, msg
+
+
+def test_vllm_layout_and_engine_plan(tmp_path, data):
+    """GPUS=4 with vLLM: actor + reference on 2 GPUs, 2 engines on the other 2, and the engines' memory plan."""
+    env = base_env(tmp_path, data, USE_VLLM="1", PREFLIGHT_SKIP="openrlhf,server,vllm",
+                   PLAN_JSON=str(tmp_path / "plan.json"))
+    proc = run_train(RAY_SCRIPT, env)
+    assert proc.returncode == 0, out(proc)
+    w = command_words(proc.stdout, "openrlhf.cli.train_ppo_ray")
+    assert flag_value(w, "--actor_num_gpus_per_node") == "2" and flag_value(w, "--vllm_num_engines") == "2"
+    assert flag_value(w, "--ref_num_gpus_per_node") == "2" and "--colocate_actor_ref" in w
+    assert "layout: 2 GPU(s) actor + reference (colocated), 2 vLLM engine(s) x TP 1" in proc.stderr
+    assert "rollouts use HF generate" not in proc.stderr
+    eng = json.loads((tmp_path / "plan.json").read_text())["engine_gpu"]
+    assert eng["max_model_len"] == 2048 and eng["kv_capacity_tokens"] > 32 * 8 // 2 * 2048 // 4, eng
+
+
+@pytest.mark.parametrize("extra,needle", [
+    ("--vllm_num_engines 3", "actor GPUs (2) must be divisible by VLLM_ENGINES=3"),
+    ("--vllm_num_engines 1", "GPUS=4 but the command places actor 2 + vLLM 1 engine(s) x TP 1 = 3 GPUs"),
+], ids=["world_size_not_divisible", "gpus_not_all_placed"])
+def test_vllm_knob_checks(tmp_path, data, extra, needle):
+    env = base_env(tmp_path, data, USE_VLLM="1", PREFLIGHT_SKIP="openrlhf,server,vllm", EXTRA_ARGS=extra)
+    proc = run_train(RAY_SCRIPT, env)
+    assert proc.returncode == 20, out(proc)
+    assert needle in proc.stderr, proc.stderr
+
+
+def fake_vllm(site: Path, version: str) -> Path:
+    """A FAKE vllm (no GPU wheel here): an importable package and its dist-info, so that `import vllm` and
+    importlib.metadata see VERSION; nothing of vLLM runs in these tests."""
+    (site / "vllm").mkdir(parents=True)
+    (site / "vllm" / "__init__.py").write_text(f'__version__ = "{version}"  # FAKE vllm for launch tests\n')
+    meta = site / f"vllm-{version}.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}\n")
+    return site
+
+
+@pytest.mark.parametrize("version,tree,code,needle", [
+    ("0.6.0", "patched", 0, "ok   vllm: vLLM 0.6.0 in >=0.6.0,<0.8; patched comparisons true: >=0.4.3, <0.7.0, "
+                            ">0.4.2; 2 engine(s), TP 1"),
+    ("0.8.1", "patched", 21, "vLLM 0.8.1 is outside >=0.6.0,<0.8"),
+    ("0.6.0", "flash_only", 21, "compares vLLM versions as strings (patch 0003 not applied)"),
+], ids=["supported", "too_new", "unpatched"])
+def test_vllm_auto_and_version_check(tmp_path, data, trees, version, tree, code, needle):
+    """USE_VLLM=auto picks vLLM when it imports; preflight reads patch 0003's comparisons from the real tree."""
+    site = fake_vllm(tmp_path / "site", version)
+    env = base_env(tmp_path, data, PYTHONPATH=f"{trees[tree]}:{site}", PREFLIGHT_SKIP="openrlhf,server")
+    proc = run_train(RAY_SCRIPT, env)
+    assert proc.returncode == code, out(proc)
+    assert needle in proc.stdout + proc.stderr, proc.stderr
+    assert "2 vLLM engine(s) x TP 1 on the other 2" in proc.stderr, "auto chose vLLM"
+
+
+def test_launch_slot_moves_ports(tmp_path, data):
+    """Two launches side by side: LAUNCH_SLOT=N shifts the Ray dashboard and the single-node master port."""
+    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, SKIP_PREFLIGHT="1", LAUNCH_SLOT="2"))
+    assert proc.returncode == 0 and "--address http://127.0.0.1:8267" in proc.stdout, out(proc)
+    proc = run_train(SINGLE_SCRIPT, base_env(tmp_path, data, SKIP_PREFLIGHT="1", LAUNCH_SLOT="2"))
+    assert proc.returncode == 0 and "--master_port 29502" in proc.stdout, out(proc)
+    bad = run_train(RAY_SCRIPT, base_env(tmp_path, data, SKIP_PREFLIGHT="1", LAUNCH_SLOT="12"))
+    assert bad.returncode == 2 and "LAUNCH_SLOT must be 0-9" in bad.stderr, out(bad)
 
 
 def test_inconsistent_knobs(tmp_path, data):
