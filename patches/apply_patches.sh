@@ -26,7 +26,9 @@
 # tree, 3 partially applied tree (reported, not touched).
 set -euo pipefail
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/common.sh"
+LOG_TAG=apply_patches
 
 PYTHON="${PYTHON:-python3}"
 # The checks run from other directories: pin a relative interpreter path (e.g. .venv/bin/python) now.
@@ -62,9 +64,6 @@ FINGERPRINTS="
 2db547e 38cd0b7a71435f339ab4dc0751d5b103cdf84a4a7ae018a2ee94705af081735f openrlhf/utils/deepspeed/deepspeed.py
 "
 
-log() { printf '[apply_patches] %s\n' "$*"; }
-err() { printf '[apply_patches] error: %s\n' "$*" >&2; }
-die() { err "$2"; exit "$1"; }
 
 # ---------------------------------------------------------------------------------------------- args
 MODE=apply
@@ -218,16 +217,16 @@ summary() {  # one line per patch: applied / not applied / partial / conflict
       *pending*) s="not applied" ;;
       *) s="applied" ;;
     esac
-    log "  $name: $s"
+    say "  $name: $s"
   done
 }
 
-log "target: $ROOT: $label"
+say "target: $ROOT: $label"
 if [ -z "$VERSION" ] && [ "$n_conflict" = 0 ]; then
   # the files reverse-patch cleanly but are not a known release: say which ones differ
   for f in "${FILES[@]}"; do
     have="$(sha256sum "$PRISTINE/$f" | cut -c1-64)"
-    [[ "$FINGERPRINTS" == *"$have"* ]] || log "  $f differs from OpenRLHF 0.5.7 and 2db547e"
+    [[ "$FINGERPRINTS" == *"$have"* ]] || say "  $f differs from OpenRLHF 0.5.7 and 2db547e"
   done
 fi
 if [ "$n_conflict" -gt 0 ]; then
@@ -268,11 +267,11 @@ install_files() {  # install_files DIR: replace ROOT's files by DIR's changed on
   # every file is written before any is renamed, so a failure above leaves the tree as it was
   local k=0
   for f in "${changed[@]}"; do mv -f "${tmps[$k]}" "$ROOT/$f"; k=$((k + 1)); done
-  log "wrote ${#changed[@]} file(s): ${changed[*]}"
+  say "wrote ${#changed[@]} file(s): ${changed[*]}"
 }
 
 verify_help() {
-  [ "$VERIFY_HELP" != 0 ] || { log "--help check skipped (VERIFY_HELP=0)"; return 0; }
+  [ "$VERIFY_HELP" != 0 ] || { say "--help check skipped (VERIFY_HELP=0)"; return 0; }
   local out rc=0
   # run from an empty directory so that no other openrlhf/ shadows TARGET
   out="$(cd "$WORK" && PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" \
@@ -280,7 +279,7 @@ verify_help() {
   if [ "$rc" = 0 ]; then
     # (bash matching, not `| grep -q`: with pipefail an early grep exit fails the pipeline)
     if [[ "$out" == *"{gae,reinforce,rloo,group_norm"* && "$out" == *"--group_norm_std_threshold"* ]]; then
-      log "verified: python -m openrlhf.cli.train_ppo_ray --help lists group_norm"
+      say "verified: python -m openrlhf.cli.train_ppo_ray --help lists group_norm"
       return 0
     fi
     die 1 "train_ppo_ray --help does not list group_norm: is another openrlhf ahead of '$ROOT' on sys.path?"
@@ -288,7 +287,7 @@ verify_help() {
   local missing_mod
   missing_mod="$(printf '%s\n' "$out" | sed -n "s/.*No module named '\([^']*\)'.*/\1/p" | tail -n1)"
   if [ -n "$missing_mod" ] && [ "${missing_mod%%.*}" != openrlhf ] && [ "$VERIFY_HELP" = auto ]; then
-    log "--help check skipped: OpenRLHF's dependency '$missing_mod' is not importable by $PYTHON (set PYTHON to the training env's python to run it)"
+    say "--help check skipped: OpenRLHF's dependency '$missing_mod' is not importable by $PYTHON (set PYTHON to the training env's python to run it)"
     return 0
   fi
   printf '%s\n' "$out" | tail -n 20 >&2
@@ -299,22 +298,22 @@ verify_help() {
 if [ "$MODE" = revert ]; then
   if [ "$n_applied" = 0 ]; then
     summary
-    log "not applied: nothing to revert"
+    say "not applied: nothing to revert"
     exit 0
   fi
   # PRISTINE already holds the reverted files; for a known tree they match its fingerprints byte for byte
   install_files "$PRISTINE"
   if [ -n "$VERSION" ]; then
-    log "reverted: the files are byte-identical to OpenRLHF $VERSION"
+    say "reverted: the files are byte-identical to OpenRLHF $VERSION"
   else
-    log "reverted (--force; not a known OpenRLHF, so byte identity could not be checked)"
+    say "reverted (--force; not a known OpenRLHF, so byte identity could not be checked)"
   fi
   exit 0
 fi
 
 if [ "$n_pending" = 0 ]; then
   summary
-  log "already applied: nothing to do"
+  say "already applied: nothing to do"
   exit 0
 fi
 if [ "$n_applied" -gt 0 ] && [ "$FORCE" = 0 ]; then
@@ -336,9 +335,9 @@ compile_check "$STAGE"
 
 if [ "$MODE" = check ]; then
   summary
-  log "check: all patches apply cleanly to $label and the patched modules compile (nothing written)"
+  say "check: all patches apply cleanly to $label and the patched modules compile (nothing written)"
   exit 0
 fi
 install_files "$STAGE"
-log "applied ${#PATCHES[@]} patch(es) to $label"
+say "applied ${#PATCHES[@]} patch(es) to $label"
 verify_help

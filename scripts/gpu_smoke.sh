@@ -42,7 +42,9 @@ STEP_TIMEOUT="${STEP_TIMEOUT:-270}"
 TRAIN_PYTHON="${TRAIN_PYTHON:-python3}"
 DRY_RUN="${DRY_RUN:-0}"
 
-log() { printf '[smoke] %s\n' "$*" >&2; }
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+LOG_TAG=smoke
 [ -f "$DATA" ] || { log "DATA=$DATA not found (python data/preprocess.py writes it)"; exit 2; }
 DATA="$(cd "$(dirname "$DATA")" && pwd)/$(basename "$DATA")"
 if [ "$SINGLE_NODE" = 1 ]; then WHICH=single; LAUNCH="$ROOT/scripts/train_grpo_7b_zero2_single_node.sh"

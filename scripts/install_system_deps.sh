@@ -10,7 +10,9 @@
 # Exit status: 0 everything present (or installed), 1 something is still missing.
 set -euo pipefail
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+LOG_TAG=install_system_deps
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
 INSTALL_SYSTEM_DEPS="${INSTALL_SYSTEM_DEPS:-auto}"

@@ -23,7 +23,9 @@
 #   SERVER_WAIT_S=90      how long to wait for the server to become ready
 set -euo pipefail
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+LOG_TAG=quickstart
 case "${1:-}" in -h|--help) usage; exit 0 ;; "") ;; *) echo "unknown argument '$1' (see --help)" >&2; exit 2 ;; esac
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,7 +43,6 @@ STEPS=6
 if [ -t 1 ]; then TTY=1; BOLD=$'\033[1m'; PLAIN=$'\033[0m'; else TTY=0; BOLD=""; PLAIN=""; fi
 step() { printf '\n%s[%s/%s] %s%s\n' "$BOLD" "$1" "$STEPS" "$2" "$PLAIN"; }
 info() { printf '      %s\n' "$*"; }
-die() { printf 'quickstart: error: %s\n' "$*" >&2; exit 1; }
 
 # spin MESSAGE CMD...: run CMD with its output in $OUT_DIR/step.log, showing elapsed seconds meanwhile.
 spin() {
@@ -58,7 +59,7 @@ spin() {
   if [ "$rc" != 0 ]; then
     printf '\r      %s ... FAILED (%ss)\n' "$msg" "$((SECONDS - start))"
     tail -n 30 "$log" >&2
-    die "$msg failed (full log: $log)"
+    die 1 "$msg failed (full log: $log)"
   fi
   printf '\r      %s ... ok (%ss)\n' "$msg" "$((SECONDS - start))"
 }
@@ -66,14 +67,14 @@ spin() {
 mkdir -p "$OUT_DIR"
 OUT_DIR="$(cd "$OUT_DIR" && pwd)"
 if [ "$USE_CURRENT_ENV" = 1 ]; then
-  PY="$(command -v "$PYTHON")" || die "PYTHON=$PYTHON not found"
+  PY="$(command -v "$PYTHON")" || die 1 "PYTHON=$PYTHON not found"
   PY="$("$PY" -c 'import sys; print(sys.executable)')"
 fi
 cd "$ROOT"
 
 step 1 "Python environment"
 if [ "$USE_CURRENT_ENV" != 1 ]; then
-  command -v "$PYTHON" >/dev/null || die "$PYTHON not found: install Python >= 3.10 or set PYTHON=/path/to/python3"
+  command -v "$PYTHON" >/dev/null || die 1 "$PYTHON not found: install Python >= 3.10 or set PYTHON=/path/to/python3"
   if [ ! -x "$VENV/bin/python" ]; then
     spin "creating virtualenv $VENV" "$PYTHON" -m venv "$VENV"
   fi
@@ -84,7 +85,7 @@ NEEDS='import fastapi, uvicorn, pyarrow, pydantic, yaml, prometheus_client, tqdm
 if "$PY" -c "$NEEDS" >/dev/null 2>&1; then
   info "dependencies already installed: reusing"
 elif [ "$SKIP_INSTALL" = 1 ] || [ "$USE_CURRENT_ENV" = 1 ]; then
-  die "missing dependencies in $PY; run: $PY -m pip install -e '.[test]'"
+  die 1 "missing dependencies in $PY; run: $PY -m pip install -e '.[test]'"
 else
   spin "pip install -e .[test] (light: no torch; first time ~1 min)" \
     "$PY" -m pip install --disable-pip-version-check -e ".[test]"
@@ -100,7 +101,7 @@ step 3 "parquet -> OpenRLHF JSONL with data/preprocess.py (--verify: canonical s
 "$PY" data/preprocess.py --input_dir "$OUT_DIR/humaneval.parquet" --output_dir "$OUT_DIR/data" --no_progress \
   --verify --workers "$WORKERS" \
   | sed 's/^/      /'
-[ -s "$OUT_DIR/data/train.jsonl" ] || die "preprocess wrote no $OUT_DIR/data/train.jsonl"
+[ -s "$OUT_DIR/data/train.jsonl" ] || die 1 "preprocess wrote no $OUT_DIR/data/train.jsonl"
 
 step 4 "reward server on a free loopback port"
 # A secret the malicious samples try to read from the server's env and from a host file.
@@ -127,7 +128,7 @@ trap 'exit 143' TERM
 URL=""
 start=$SECONDS
 while [ $((SECONDS - start)) -lt "$SERVER_WAIT_S" ]; do
-  kill -0 "$SERVER_PID" 2>/dev/null || { tail -n 30 "$SERVER_LOG" >&2; die "the reward server exited (log: $SERVER_LOG)"; }
+  kill -0 "$SERVER_PID" 2>/dev/null || { tail -n 30 "$SERVER_LOG" >&2; die 1 "the reward server exited (log: $SERVER_LOG)"; }
   if [ -z "$URL" ] && [ -f "$SERVER_LOG" ]; then
     URL="$(sed -n 's/.*coderl reward server listening on \(http:[^ ]*\).*/\1/p' "$SERVER_LOG" | head -n1)"
   fi
@@ -141,9 +142,9 @@ EOF
 done
 [ "$TTY" = 1 ] && printf '\n'
 info "up after $((SECONDS - start))s"
-[ -n "$URL" ] || die "the reward server did not come up within ${SERVER_WAIT_S}s (log: $SERVER_LOG)"
+[ -n "$URL" ] || die 1 "the reward server did not come up within ${SERVER_WAIT_S}s (log: $SERVER_LOG)"
 HEALTH="$("$PY" -c 'import json, sys, urllib.request; print(json.dumps(json.load(urllib.request.urlopen(sys.argv[1], timeout=5))))' "$URL/health")" \
-  || die "$URL/health did not answer"
+  || die 1 "$URL/health did not answer"
 ISOLATION="$("$PY" -c 'import json, sys; print((json.loads(sys.argv[1]).get("isolation") or {}).get("mode", "?"))' "$HEALTH")"
 info "ready at $URL (isolation: $ISOLATION; pid $SERVER_PID; log $SERVER_LOG)"
 STRICT=1

@@ -28,7 +28,9 @@
 # 5 no NVIDIA driver (nvidia-smi missing or failing), 6 driver older than MIN_DRIVER.
 set -euo pipefail
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+LOG_TAG=setup_env
 CHECK_ONLY=0
 case "${1:-}" in
   -h|--help) usage; exit 0 ;;
@@ -67,8 +69,6 @@ peft==0.13.2"
 OPENRLHF_DEPS=(accelerate bitsandbytes datasets einops isort jsonlines loralib optimum packaging peft
   "ray[default]" tensorboard torchmetrics tqdm transformers transformers-stream-generator wandb wheel)
 
-log() { printf '[setup_env] %s\n' "$*"; }
-fail() { local code="$1"; shift; printf '[setup_env] ERROR: %s\n' "$*" >&2; exit "$code"; }
 
 # ---------------------------------------------------------------------------------- prerequisites
 PROBLEM_CODE=0
@@ -91,12 +91,12 @@ check_prereqs() {
       elif ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
         problem 3 "PYTHON=$PYTHON has no venv/ensurepip module (Debian/Ubuntu: apt install python3.10-venv)"
       fi ;;
-    *) fail 2 "ENV_KIND must be conda, venv or auto (got '$ENV_KIND')" ;;
+    *) die 2 "ENV_KIND must be conda, venv or auto (got '$ENV_KIND')" ;;
   esac
   if [ "$OPENRLHF_SOURCE" = git ] && ! command -v "$GIT" >/dev/null 2>&1; then
     problem 4 "git ('$GIT') is needed to clone OpenRLHF at $OPENRLHF_COMMIT (or set OPENRLHF_SOURCE=pypi)"
   fi
-  case "$OPENRLHF_SOURCE" in git|pypi) ;; *) fail 2 "OPENRLHF_SOURCE must be git or pypi (got '$OPENRLHF_SOURCE')" ;; esac
+  case "$OPENRLHF_SOURCE" in git|pypi) ;; *) die 2 "OPENRLHF_SOURCE must be git or pypi (got '$OPENRLHF_SOURCE')" ;; esac
   if ! command -v "$NVIDIA_SMI" >/dev/null 2>&1; then
     problem 5 "no NVIDIA driver: '$NVIDIA_SMI' not found (install the NVIDIA driver >= $MIN_DRIVER; CUDA 12.1 wheels need it)"
   else
@@ -106,11 +106,11 @@ check_prereqs() {
     elif ! version_ge "$drv" "$MIN_DRIVER"; then
       problem 6 "NVIDIA driver $drv is older than $MIN_DRIVER, which CUDA 12.1 (torch 2.4.0+cu121) needs"
     else
-      log "NVIDIA driver $drv, $("$NVIDIA_SMI" -L 2>/dev/null | wc -l) GPU(s)"
+      say "NVIDIA driver $drv, $("$NVIDIA_SMI" -L 2>/dev/null | wc -l) GPU(s)"
     fi
   fi
   if ! command -v nvcc >/dev/null 2>&1 && [ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
-    log "note: no CUDA toolkit (nvcc/CUDA_HOME): DeepSpeed's CPU Adam op is then JIT-built on first use instead"
+    say "note: no CUDA toolkit (nvcc/CUDA_HOME): DeepSpeed's CPU Adam op is then JIT-built on first use instead"
   fi
 }
 
@@ -172,7 +172,7 @@ step_openrlhf_deps() { pipi "${OPENRLHF_DEPS[@]}"; }
 step_deepspeed() {
   env_python -m pip uninstall -y -q deepspeed >/dev/null 2>&1 || true
   DS_BUILD_CPU_ADAM=1 DS_BUILD_OPS=0 pipi --no-build-isolation --no-cache-dir deepspeed==0.16.4 \
-    || { log "prebuilding the CPU Adam op failed (CUDA toolkit?); installing deepspeed with JIT ops instead"
+    || { say "prebuilding the CPU Adam op failed (CUDA toolkit?); installing deepspeed with JIT ops instead"
          pipi --no-cache-dir deepspeed==0.16.4; }
 }
 step_openrlhf() {
@@ -221,8 +221,8 @@ except ImportError:
     print("  flash-attn: absent (SDPA attention, as intended)")
 EOF
   env_python -m openrlhf.cli.train_ppo_ray --help | grep -q group_norm \
-    || fail 1 "train_ppo_ray --help does not list group_norm: the patches are not active"
-  log "  train_ppo_ray --help lists group_norm"
+    || die 1 "train_ppo_ray --help does not list group_norm: the patches are not active"
+  say "  train_ppo_ray --help lists group_norm"
   env_python -m coderl.launch.preflight estimate --model Qwen/Qwen2.5-7B-Instruct --gpus 4 2>/dev/null
 }
 
@@ -233,7 +233,7 @@ CONSTRAINTS_FILE="$(mktemp -t coderl-constraints.XXXXXX)"
 trap 'rm -f "$CONSTRAINTS_FILE"' EXIT
 printf '%s\n' "$CONSTRAINTS" >"$CONSTRAINTS_FILE"
 
-log "plan ($ENV_KIND environment; pins: $(echo "$CONSTRAINTS" | tr '\n' ' '))"
+say "plan ($ENV_KIND environment; pins: $(echo "$CONSTRAINTS" | tr '\n' ' '))"
 i=0
 for s in "${STEPS[@]}"; do
   i=$((i + 1))
@@ -241,18 +241,18 @@ for s in "${STEPS[@]}"; do
   if [ "$PROBLEM_CODE" = 0 ] && is_done "$s" 2>/dev/null; then state="done"; fi
   printf '[setup_env]   %d/%d %-14s %-5s %s\n' "$i" "${#STEPS[@]}" "$s" "$state" "${WHAT[$s]}"
 done
-if [ "$PROBLEM_CODE" != 0 ]; then fail "$PROBLEM_CODE" "fix the prerequisite(s) above and re-run"; fi
-if [ "$CHECK_ONLY" = 1 ]; then log "--check: prerequisites ok; nothing changed"; exit 0; fi
+if [ "$PROBLEM_CODE" != 0 ]; then die "$PROBLEM_CODE" "fix the prerequisite(s) above and re-run"; fi
+if [ "$CHECK_ONLY" = 1 ]; then say "--check: prerequisites ok; nothing changed"; exit 0; fi
 
 i=0
 for s in "${STEPS[@]}"; do
   i=$((i + 1))
-  if [ "$s" != verify ] && is_done "$s"; then log "[$i/${#STEPS[@]}] $s: already done"; continue; fi
-  log "[$i/${#STEPS[@]}] $s: ${WHAT[$s]}"
+  if [ "$s" != verify ] && is_done "$s"; then say "[$i/${#STEPS[@]}] $s: already done"; continue; fi
+  say "[$i/${#STEPS[@]}] $s: ${WHAT[$s]}"
   start=$SECONDS
-  "step_$s" || fail 1 "step '$s' failed; fix it and re-run: finished steps are skipped"
+  "step_$s" || die 1 "step '$s' failed; fix it and re-run: finished steps are skipped"
   mark_done "$s"
-  log "[$i/${#STEPS[@]}] $s: ok ($((SECONDS - start))s)"
+  say "[$i/${#STEPS[@]}] $s: ok ($((SECONDS - start))s)"
 done
 
 if [ "$ENV_KIND" = conda ]; then ACTIVATE="conda activate $ENV_NAME"; else ACTIVATE="source $ENV_DIR/bin/activate"; fi

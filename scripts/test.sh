@@ -13,7 +13,9 @@
 #   SKIP_INSTALL=0         1 = trust the environment as it is and only run pytest
 set -euo pipefail
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+LOG_TAG=test.sh
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,7 +28,6 @@ OPENRLHF_VERSION="${OPENRLHF_VERSION:-0.5.7}"
 SKIP_INSTALL="${SKIP_INSTALL:-0}"
 CACHE_DIR="$ROOT/.cache"
 
-log() { printf '[test.sh] %s\n' "$*" >&2; }
 
 # bubblewrap gives the sandbox real namespaces (the adversarial tests must run with it, not in the weaker
 # rlimits-only fallback); GNU patch and git are what patches/apply_patches.sh and its tests drive.

@@ -109,12 +109,13 @@ PLAN_HOST_GIB="${PLAN_HOST_GIB:-}"
 [ -n "$PLAN_JSON" ] && PLAN_JSON="$(abspath "$PLAN_JSON")"
 LOG_FILE="$SAVE_DIR/logs/$RUN_NAME.log"
 
-log() { printf '[train] %s\n' "$*" >&2; }
-die() { local code="$1"; shift; printf '[train] ERROR: %s\n' "$*" >&2; exit "$code"; }
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+LOG_TAG=train
 
 # usage SCRIPT: the script's own header, then the shared knobs above.
-usage() {
-  sed -n '2,/^set -euo/p' "$1" | sed '$d' | sed 's/^# \{0,1\}//'
+launch_usage() {
+  usage "$1"
   echo
   sed -n '/^# Model, data, reward:/,/^$/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
@@ -123,7 +124,7 @@ usage() {
 # Every setting is an env var: the only argument a launch script takes is --help.
 parse_args() {
   case "${1:-}" in
-    -h|--help) usage "$SCRIPT"; exit 0 ;;
+    -h|--help) launch_usage "$SCRIPT"; exit 0 ;;
     "") ;;
     *) die 2 "unknown argument '$1': every setting is an env var (see --help)" ;;
   esac

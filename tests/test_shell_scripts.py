@@ -13,8 +13,9 @@ import pytest
 from tests._launch_support import REPO_ROOT, out
 
 pytestmark = pytest.mark.timeout(120)
-SCRIPTS = sorted([*REPO_ROOT.glob("scripts/*.sh"), *REPO_ROOT.glob("patches/*.sh"), REPO_ROOT / ".ci" / "run"])
-SOURCED = {"train_common.sh"}  # a library sourced by the train scripts, not run
+SCRIPTS = sorted([*REPO_ROOT.glob("scripts/*.sh"), *REPO_ROOT.glob("scripts/lib/*.sh"), *REPO_ROOT.glob("patches/*.sh"),
+                  REPO_ROOT / ".ci" / "run"])
+SOURCED = {"train_common.sh", "common.sh"}  # libraries sourced by the scripts, not run
 
 
 def shellcheck() -> str:
@@ -26,7 +27,22 @@ def shellcheck() -> str:
 
 def test_the_list_is_complete():
     names = {p.name for p in SCRIPTS}
-    assert {"train_grpo_7b_zero2.sh", "setup_env.sh", "quickstart.sh", "test.sh", "run"} <= names
+    assert {"train_grpo_7b_zero2.sh", "setup_env.sh", "quickstart.sh", "test.sh", "run", "common.sh"} <= names
+
+
+def test_helpers_are_defined_once():
+    # usage/log/die live in scripts/lib/common.sh; a script defining its own copy drifts from the others.
+    for script in SCRIPTS:
+        if script.name != "common.sh":
+            text = script.read_text()
+            for name in ("usage", "log", "say", "err", "die"):
+                assert f"\n{name}() " not in text, f"{script.name} defines its own {name}()"
+
+
+def test_help_prints_the_header_only():
+    proc = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "test.sh"), "--help"], capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 0 and "set -euo" not in proc.stdout and "SKIP_INSTALL" in proc.stdout, out(proc)
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(REPO_ROOT)))
