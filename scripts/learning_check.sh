@@ -142,8 +142,9 @@ for S in $SEEDS; do
     rc=0
     (cd "$ROOT" && env "${grpo_env[@]}" timeout "$TIME_BUDGET" bash scripts/train_grpo_7b_zero2.sh) \
       >"$R/grpo.log" 2>&1 || rc=$?
-    tail -5 "$R/grpo.log"
+    grep -a "Episode \[" "$R/grpo.log" | tail -1 || true
     if [[ $rc != 0 || ! -f $R/grpo/model/config.json ]]; then
+      tail -60 "$R/grpo.log"
       echo "error: GRPO for seed $S failed (rc=$rc, 124 = over TIME_BUDGET=$TIME_BUDGET s); see $R/grpo.log" >&2
       exit 1
     fi
