@@ -48,7 +48,7 @@ if [ "$SKIP_INSTALL" != 1 ]; then
   log "installing CPU torch==$TORCH_VERSION, the OpenRLHF CPU stack and coderl[test,ray]"
   "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
   "$PY" -m pip install -q --disable-pip-version-check "torch==$TORCH_VERSION"
-  "$PY" -m pip install -q --disable-pip-version-check -e ".[test,ray,openrlhf-cpu]" \
+  "$PY" -m pip install -q --disable-pip-version-check -e ".[test,ray,openrlhf-cpu,learning-check]" \
     "torch==$TORCH_VERSION"
 fi
 

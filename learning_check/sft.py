@@ -1,0 +1,127 @@
+"""Supervised warm start: train a causal LM on the reference solutions of a preprocessed JSONL.
+
+Each example is the row's prompt exactly as OpenRLHF builds it (the tokenizer's chat template over the
+row's "input" messages, add_generation_prompt=True) followed by the reference solution in the answer
+format the row's system prompt asks for, then EOS. The loss covers the response tokens only. A plain
+PyTorch loop rather than OpenRLHF's SFT trainer: it runs the same on a CPU (the tested DRY_RUN) and a GPU,
+and needs no DeepSpeed launcher for a model of a few million parameters.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderl.rewards.errors import DataError
+from coderl.rewards.evaluation.generate import encode_prompts, render_prompts
+from coderl.rewards.prompt_index import load_problems
+
+
+def response_for(code: str, answer_format: str | None) -> str:
+    """A response in `answer_format` (label.extra.answer_format) whose extracted code is `code`."""
+    block = f"```python\n{code.rstrip()}\n```"
+    if answer_format == "think_answer":
+        return f"<think>\nApply the steps in order.\n</think>\n<answer>\n{block}\n</answer>"
+    return block
+
+
+def load_examples(path: str | Path) -> list[tuple[list | str, str]]:
+    """(messages, response) per row; DataError naming the line of a row without reference_solution."""
+    problems, _ = load_problems(path)
+    out = []
+    for pr in problems:
+        ref = pr.label.reference_solution
+        if not ref:
+            raise DataError(f"{path}: line {pr.line}: the label has no reference_solution (preprocess the data "
+                            "with --keep_reference to train on it)")
+        out.append((pr.messages, response_for(ref, pr.answer_format)))
+    return out
+
+
+@dataclass(frozen=True)
+class SFTConfig:
+    steps: int = 600
+    batch_size: int = 32
+    lr: float = 1e-3
+    warmup_steps: int = 30
+    weight_decay: float = 0.01
+    seed: int = 0
+    max_len: int = 512
+    log_every: int = 50
+
+
+def encode_examples(tokenizer, examples: list[tuple[list | str, str]], max_len: int) -> list[tuple[list[int], int]]:
+    """(token ids, prompt length) per example; ValueError naming the first one longer than max_len."""
+    prompts = encode_prompts(tokenizer, render_prompts(tokenizer, [m for m, _ in examples]))
+    out = []
+    for i, (p, (_, resp)) in enumerate(zip(prompts, examples, strict=True)):
+        r = tokenizer(resp, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        if len(p) + len(r) > max_len:
+            raise ValueError(f"example {i} has {len(p) + len(r)} tokens, more than max_len={max_len}")
+        out.append((p + r, len(p)))
+    return out
+
+
+def _batch(rows: list[tuple[list[int], int]], pad: int, device):
+    import torch
+
+    width = max(len(ids) for ids, _ in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    labels = torch.full((len(rows), width), -100, dtype=torch.long)
+    for i, (seq, plen) in enumerate(rows):
+        ids[i, :len(seq)] = torch.tensor(seq)
+        mask[i, :len(seq)] = 1
+        labels[i, plen:len(seq)] = torch.tensor(seq[plen:])
+    return ids.to(device), mask.to(device), labels.to(device)
+
+
+def train(model, tokenizer, examples: list[tuple[list | str, str]], cfg: SFTConfig,
+          log: Callable[[dict], None] = lambda _: None) -> list[dict]:
+    """cfg.steps AdamW steps (linear warmup, cosine decay) on shuffled batches; returns the logged records."""
+    import torch
+
+    device = next(model.parameters()).device
+    data = encode_examples(tokenizer, examples, cfg.max_len)
+    rng = random.Random(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.95))
+
+    def lr_at(step: int) -> float:
+        if step < cfg.warmup_steps:
+            return cfg.lr * (step + 1) / cfg.warmup_steps
+        done = (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps)
+        return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(done, 1.0))))
+
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else torch.autocast(
+        "cpu", enabled=False)
+    order: list[int] = []
+    records, t0, running = [], time.monotonic(), 0.0
+    model.train()
+    for step in range(cfg.steps):
+        if len(order) < cfg.batch_size:
+            order += rng.sample(range(len(data)), len(data))
+        idx, order = order[:cfg.batch_size], order[cfg.batch_size:]
+        ids, mask, labels = _batch([data[i] for i in idx], tokenizer.pad_token_id, device)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
+        with autocast:
+            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        running += loss.item()
+        if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
+            n = (step % cfg.log_every) + 1
+            rec = {"step": step + 1, "loss": round(running / n, 4), "lr": lr_at(step),
+                   "seconds": round(time.monotonic() - t0, 1)}
+            records.append(rec)
+            log(rec)
+            running = 0.0
+    model.eval()
+    return records

@@ -1,0 +1,89 @@
+"""CLI: fit a tokenizer on the train prompts+solutions, build a small Qwen2 model, SFT it, save an HF dir.
+
+    python learning_check/warm_start.py --train data/train.jsonl --out_dir runs/lc/sft --shape small --steps 600
+
+Writes model, tokenizer and sft_log.jsonl into a temp dir next to --out_dir, renamed into place at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from coderl.learning_check.model import SHAPES, build_model, n_params, save_model
+from coderl.learning_check.sft import SFTConfig, load_examples, train
+from coderl.learning_check.tokenizer import build_tokenizer
+from coderl.rewards.errors import DataError
+from coderl.rewards.evaluation.generate import render_prompts
+
+
+def main(argv: list[str] | None = None) -> int:
+    d = SFTConfig()
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--train", required=True, help="train.jsonl from data/preprocess.py --keep_reference.")
+    p.add_argument("--out_dir", required=True, help="Gets the HF model dir (config, safetensors, tokenizer).")
+    p.add_argument("--shape", default="small", choices=list(SHAPES), help="Model size (learning_check/model.py).")
+    p.add_argument("--vocab_size", type=int, default=1024, help="BPE vocabulary fitted to the train text.")
+    p.add_argument("--steps", type=int, default=d.steps, help="SFT optimizer steps.")
+    p.add_argument("--batch_size", type=int, default=d.batch_size, help="Examples per step.")
+    p.add_argument("--lr", type=float, default=d.lr, help="Peak learning rate (warmup, cosine to 10%%).")
+    p.add_argument("--max_len", type=int, default=d.max_len, help="Longest prompt+response in tokens.")
+    p.add_argument("--seed", type=int, default=d.seed, help="Init, shuffling.")
+    p.add_argument("--device", default="auto", help="cuda, cpu or auto (cuda when available).")
+    a = p.parse_args(argv)
+
+    import torch
+
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if a.device == "auto" else a.device
+    try:
+        examples = load_examples(a.train)
+    except (DataError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not examples:
+        print(f"error: {a.train}: no rows", file=sys.stderr)
+        return 2
+    # Fit on exactly what the model sees: the chat-rendered prompts (template applied by a throwaway
+    # tokenizer with the same template) and the responses.
+    seed_tok = build_tokenizer([m if isinstance(m, str) else json.dumps(m) for m, _ in examples[:50]], 300)
+    texts = render_prompts(seed_tok, [m for m, _ in examples]) + [r for _, r in examples]
+    tok = build_tokenizer(texts, a.vocab_size)
+    model = build_model(tok, a.shape, seed=a.seed, max_positions=max(1024, a.max_len)).to(device)
+    cfg = SFTConfig(steps=a.steps, batch_size=a.batch_size, lr=a.lr, seed=a.seed, max_len=a.max_len,
+                    warmup_steps=min(d.warmup_steps, max(1, a.steps // 10)), log_every=max(1, min(50, a.steps // 10)))
+    out = Path(a.out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        t0 = time.monotonic()
+        print(f"warm start: {len(examples)} examples, {n_params(model) / 1e6:.2f}M params ({a.shape}), vocab "
+              f"{len(tok)}, {a.steps} steps x {a.batch_size} on {device}", flush=True)
+        with open(tmp / "sft_log.jsonl", "w") as fh:
+            def log(rec: dict) -> None:
+                fh.write(json.dumps(rec) + "\n")
+                fh.flush()
+                print(f"  step {rec['step']}: loss {rec['loss']} ({rec['seconds']} s)", flush=True)
+            train(model, tok, examples, cfg, log)
+        save_model(model.to("cpu"), tok, tmp)
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except ValueError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    print(f"saved {out} in {time.monotonic() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
