@@ -11,50 +11,20 @@ torch is imported lazily, so the module itself imports without it.
 
 from __future__ import annotations
 
-import atexit
 import os
 import sys
-import threading
 
 if not __package__:  # OpenRLHF loads this file by path (spec_from_file_location): make `rewards` importable
     _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if _root not in sys.path:
         sys.path.insert(0, _root)
 
-from rewards.code_reward import extra_logs  # noqa: E402
-from rewards.config import load_config  # noqa: E402
-from rewards.pipeline import Scorer  # noqa: E402
-from rewards.prompt_index import PromptIndex  # noqa: E402
-from rewards.sandbox import Sandbox  # noqa: E402
-
-_lock = threading.Lock()
-_state: dict = {}
-
-
-def _get_state() -> tuple[Scorer, Sandbox]:
-    with _lock:
-        if not _state:
-            cfg = load_config(os.environ.get("CODERL_REWARD_CONFIG") or None)
-            data = os.environ.get("CODERL_DATA_PATH") or cfg.server.data_path
-            index = PromptIndex.from_jsonl(data) if data else None
-            sandbox = Sandbox(cfg.sandbox)
-            sandbox.start()
-            atexit.register(sandbox.close)
-            _state.update(scorer=Scorer(cfg.reward, index), sandbox=sandbox)
-        return _state["scorer"], _state["sandbox"]
+from rewards.integrations.backend import local_backend  # noqa: E402
 
 
 def compute(queries, prompts=None, labels=None) -> dict:
     """The reward dict with plain lists (what the HTTP server returns)."""
-    scorer, sandbox = _get_state()
-    queries = list(queries)
-    prompts = list(prompts) if prompts is not None else None
-    labels = list(labels) if labels is not None else None
-    prepared = scorer.prepare(queries, prompts, labels)
-    positions, jobs = scorer.jobs(prepared)
-    results = sandbox.run(jobs) if jobs else []
-    items = scorer.finish(prepared, positions, results)
-    return {"rewards": [b.reward for b in items], "scores": [b.score for b in items], "extra_logs": extra_logs(items)}
+    return local_backend().score(queries, prompts, labels).model_dump()
 
 
 def reward_func(queries, prompts=None, labels=None, **kwargs) -> dict:
