@@ -9,7 +9,6 @@ checked against coderl's own scoring of exactly those completions.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -17,14 +16,10 @@ from rewards.config import load_config
 from rewards.labels import TRL_LABEL_COLUMN, parse_label
 from rewards.pipeline import Scorer, score
 from rewards.sandbox import Sandbox
+from tests._integration_support import PROBLEMS, answer_chunks, tiny_tokenizer
 from tests.test_preprocess import humaneval_rows, run_cli, write_parquet
 
 pytestmark = pytest.mark.timeout(300)
-PROBLEMS = ("HumanEval/0", "HumanEval/2")
-
-
-def think_answer(code: str) -> str:
-    return f"<think>I will write it.</think>\n<answer>\n```python\n{code}\n```\n</answer>"
 
 
 @pytest.fixture(scope="module")
@@ -41,25 +36,6 @@ def trl_rows(tmp_path_factory):
     return tmp / "out" / "train.jsonl", he
 
 
-def tiny_tokenizer(path: Path, chunks: list[str]):
-    """A real HF fast tokenizer whose tokens are the specials plus whole answer chunks (ChatML template)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    specials = ["<unk>", "<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-    vocab = {t: i for i, t in enumerate(specials + chunks)}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Split("\x00", "isolated")  # never splits: text is one (unknown) token
-    tok.decoder = decoders.Fuse()  # chunks concatenate back verbatim
-    template = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}"
-                "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<|endoftext|>",
-                                   eos_token="<|im_end|>", additional_special_tokens=["<|im_start|>"],
-                                   chat_template=template, padding_side="left")
-    fast.save_pretrained(path)
-    return fast
-
-
 def test_grpo_trainer_two_steps_with_code_reward(trl_rows, tmp_path):
     import torch
     from datasets import load_dataset
@@ -69,13 +45,7 @@ def test_grpo_trainer_two_steps_with_code_reward(trl_rows, tmp_path):
     from rewards.integrations.trl import make_code_reward
 
     data, he = trl_rows
-    h0, h2 = he["HumanEval/0"], he["HumanEval/2"]
-    chunks = [think_answer(h0["prompt"] + h0["canonical_solution"]),                      # all tests of /0
-              think_answer("def has_close_elements(numbers, threshold):\n    return True"),  # some tests of /0
-              think_answer(h2["prompt"] + h2["canonical_solution"]),                      # all tests of /2
-              f"```python\n{h2['prompt'] + h2['canonical_solution']}\n```",                 # /2, format off
-              "I am not sure how to solve this."]                                          # no code
-    tokenizer = tiny_tokenizer(tmp_path / "tok", chunks)
+    tokenizer = tiny_tokenizer(tmp_path / "tok", answer_chunks(he))
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
@@ -120,3 +90,28 @@ def test_grpo_trainer_two_steps_with_code_reward(trl_rows, tmp_path):
             assert log["rewards/code_reward/mean"] == pytest.approx(sum(want) / 4, abs=1e-6)
             seen.update(round(r, 6) for r in want)
     assert len(seen) >= 2, f"every sampled completion got the same reward {seen}: the check above is vacuous"
+
+
+def test_completion_shapes_missing_column_and_log_metric(trl_rows, tmp_path):
+    from rewards.integrations.trl import completion_text, make_code_reward
+
+    assert completion_text("plain") == "plain"
+    assert completion_text([{"role": "assistant", "content": "a"}]) == "a"
+    assert completion_text([{"role": "assistant", "content": [{"type": "text", "text": "x"}, {"type": "image"}]},
+                            {"role": "tool", "content": "ignored"}]) == "x"
+    with pytest.raises(TypeError, match="string or a list of messages"):
+        completion_text(3)
+
+    data, he = trl_rows
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    cfg = tmp_path / "reward.yaml"
+    cfg.write_text("sandbox:\n  workers: 1\n")
+    reward = make_code_reward(config=str(cfg))
+    with pytest.raises(KeyError, match="needs the dataset column 'coderl_label'.*columns passed: \\['label'\\]"):
+        reward(prompts=[rows[0]["prompt"]], completions=["x"], label=[rows[0][TRL_LABEL_COLUMN]])
+    logged = {}
+    good = answer_chunks(he)[0]
+    out = reward(prompts=[rows[0]["prompt"]] * 2, completions=[good, "no code"],
+                 coderl_label=[rows[0][TRL_LABEL_COLUMN]] * 2, log_metric=logged.__setitem__)
+    assert out[0] == pytest.approx(1.0) and out[1] == 0.0
+    assert logged["coderl/correctness"] == 0.5 and logged["coderl/all_passed"] == 0.5
