@@ -26,3 +26,15 @@ def openrlhf_wheel() -> Path:
         "CODERL_OPENRLHF_WHEEL is not set or missing: run the suite through `bash scripts/test.sh`, "
         "which downloads openrlhf==0.5.7 from PyPI")
     return Path(p)
+
+
+@pytest.fixture(scope="session")
+def verl_path() -> Path:
+    """verl (and the few packages its reward path imports) unpacked by scripts/test.sh; fails, never skips."""
+    p = os.environ.get("CODERL_VERL_PATH")
+    assert p and (Path(p) / "verl" / "__init__.py").is_file(), (
+        "CODERL_VERL_PATH is not set or holds no verl/: run the suite through `bash scripts/test.sh`, which "
+        "installs verl from PyPI (--no-deps) into .cache/")
+    if p not in sys.path:
+        sys.path.append(p)
+    return Path(p)
