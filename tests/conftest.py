@@ -29,6 +29,16 @@ def openrlhf_wheel() -> Path:
 
 
 @pytest.fixture(scope="session")
+def openrlhf_latest_wheel() -> Path:
+    """The newest OpenRLHF wheel coderl has patches for (0.11.2), downloaded by scripts/test.sh; never skips."""
+    p = os.environ.get("CODERL_OPENRLHF_LATEST_WHEEL")
+    assert p and Path(p).is_file(), (
+        "CODERL_OPENRLHF_LATEST_WHEEL is not set or missing: run the suite through `bash scripts/test.sh`, "
+        "which downloads the OpenRLHF release of patches/<release>/ from PyPI")
+    return Path(p)
+
+
+@pytest.fixture(scope="session")
 def verl_path() -> Path:
     """verl (and the few packages its reward path imports) unpacked by scripts/test.sh; fails, never skips."""
     p = os.environ.get("CODERL_VERL_PATH")
