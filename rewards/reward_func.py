@@ -3,7 +3,11 @@
     --remote_rm_url /path/to/coderl/rewards/reward_func.py --label_key label
 
 Same rewards as the HTTP server, computed in-process: the first call starts a warm Sandbox pool (one per
-process OpenRLHF loads this file in; size it with sandbox.workers in the config). Environment:
+process OpenRLHF loads this file in; size it with sandbox.workers in the config), or, with
+CODERL_REWARD_URL set, asked from that reward server with CODERL_AUTH_TOKEN as its bearer token (the way to
+reach a token-protected server from OpenRLHF releases whose HTTP client sends no token). Environment:
+  CODERL_REWARD_URL     the reward server; unset = the in-process pool
+  CODERL_AUTH_TOKEN     its token
   CODERL_REWARD_CONFIG  YAML config (default configs/reward.yaml)
   CODERL_DATA_PATH      the training JSONL; only needed when labels are missing (prompt lookup)
 torch is imported lazily, so the module itself imports without it.
@@ -19,12 +23,12 @@ if not __package__:  # OpenRLHF loads this file by path (spec_from_file_location
     if _root not in sys.path:
         sys.path.insert(0, _root)
 
-from rewards.integrations.backend import local_backend  # noqa: E402
+from rewards.integrations.backend import get_backend  # noqa: E402
 
 
 def compute(queries, prompts=None, labels=None) -> dict:
     """The reward dict with plain lists (what the HTTP server returns)."""
-    return local_backend().score(queries, prompts, labels).model_dump()
+    return get_backend().score(queries, prompts, labels).model_dump()
 
 
 def reward_func(queries, prompts=None, labels=None, **kwargs) -> dict:

@@ -10,6 +10,7 @@ import socket
 
 import pytest
 
+from rewards import reward_func
 from rewards.integrations import backend as be
 from rewards.integrations.trl import make_code_reward
 from rewards.integrations.verl import compute_score, compute_score_batch
@@ -96,9 +97,17 @@ def test_backend_choice_and_reuse(server, config_path, monkeypatch):
     assert isinstance(local, be.LocalRewards) and local is be.local_backend(config_path)
 
 
-def test_adapters_through_the_server(server, local_answer):
-    """The TRL and verl adapters with the server option return what the in-process pool computes."""
+def test_adapters_through_the_server(server, local_answer, monkeypatch):
+    """The TRL, verl and OpenRLHF-file adapters with the server option return what the in-process pool computes."""
     texts, labels = batch()
+    monkeypatch.setenv("CODERL_REWARD_URL", server.url)
+    monkeypatch.setenv("CODERL_AUTH_TOKEN", TOKEN)
+    assert reward_func.compute(texts, None, labels)["rewards"] == pytest.approx(local_answer.rewards)
+    monkeypatch.setenv("CODERL_AUTH_TOKEN", "wrong")
+    with pytest.raises(be.RewardServerError, match="HTTP 401"):
+        reward_func.compute(texts[:1], None, labels[:1])
+    monkeypatch.delenv("CODERL_REWARD_URL")
+
     trl_reward = make_code_reward(server.url, TOKEN)
     got = trl_reward(prompts=[None] * len(texts), completions=[[{"role": "assistant", "content": t}] for t in texts],
                      **{TRL_LABEL_COLUMN: labels})
