@@ -18,24 +18,25 @@ def repo_root() -> Path:
     return REPO_ROOT
 
 
+def _wheel(var: str, release: str) -> Path:
+    """The wheel scripts/test.sh downloaded and exported in `var` (fails, never skips, when missing)."""
+    p = os.environ.get(var)
+    assert p and Path(p).is_file(), (
+        f"{var} is not set or missing: run the suite through `bash scripts/test.sh`, which downloads "
+        f"openrlhf=={release} from PyPI")
+    return Path(p)
+
+
 @pytest.fixture(scope="session")
 def openrlhf_wheel() -> Path:
-    """The openrlhf==0.5.7 wheel downloaded by scripts/test.sh (fails, never skips, when missing)."""
-    p = os.environ.get("CODERL_OPENRLHF_WHEEL")
-    assert p and Path(p).is_file(), (
-        "CODERL_OPENRLHF_WHEEL is not set or missing: run the suite through `bash scripts/test.sh`, "
-        "which downloads openrlhf==0.5.7 from PyPI")
-    return Path(p)
+    """The openrlhf==0.5.7 wheel (the pinned release, patches/0*.patch)."""
+    return _wheel("CODERL_OPENRLHF_WHEEL", "0.5.7")
 
 
 @pytest.fixture(scope="session")
 def openrlhf_latest_wheel() -> Path:
-    """The newest OpenRLHF wheel coderl has patches for (0.11.2), downloaded by scripts/test.sh; never skips."""
-    p = os.environ.get("CODERL_OPENRLHF_LATEST_WHEEL")
-    assert p and Path(p).is_file(), (
-        "CODERL_OPENRLHF_LATEST_WHEEL is not set or missing: run the suite through `bash scripts/test.sh`, "
-        "which downloads the OpenRLHF release of patches/<release>/ from PyPI")
-    return Path(p)
+    """The newest OpenRLHF release coderl has a patch set for (patches/0.11.2/)."""
+    return _wheel("CODERL_OPENRLHF_LATEST_WHEEL", "0.11.2")
 
 
 @pytest.fixture(scope="session")
