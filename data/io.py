@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -72,9 +72,10 @@ class AtomicOutputs:
     stay untouched.
     """
 
-    def __init__(self, out_dir: str | os.PathLike, names: list[str]) -> None:
+    def __init__(self, out_dir: str | os.PathLike, names: list[str], binary: Collection[str] = ()) -> None:
         self.out_dir = Path(out_dir)
         self.names = names
+        self.binary = set(binary)  # names opened "wb" (parquet), the others as UTF-8 text
         self.handles: dict = {}
         self.tmp_paths: dict[str, str] = {}
         self.committed = False
@@ -84,7 +85,8 @@ class AtomicOutputs:
         for name in self.names:
             fd, tmp = _mkstemp(name, self.out_dir)
             self.tmp_paths[name] = tmp
-            self.handles[name] = os.fdopen(fd, "w", encoding="utf-8")
+            self.handles[name] = (os.fdopen(fd, "wb") if name in self.binary
+                                  else os.fdopen(fd, "w", encoding="utf-8"))
         return self
 
     def __getitem__(self, name: str):

@@ -1,6 +1,8 @@
-"""Parquet datasets -> OpenRLHF JSONL (train.jsonl, test.jsonl, stats.json) for coderl.
+"""Parquet datasets -> OpenRLHF JSONL (train.jsonl, test.jsonl, stats.json) for coderl, or TRL / verl layouts.
 
     python data/preprocess.py --input_dir /path/to/parquet --output_dir /path/to/coderl_data [--verify]
+    ... --output_format trl     # train/test.jsonl: {"prompt": [system, user], "coderl_label": ...}
+    ... --output_format verl    # train/test.parquet: data_source, prompt, ability, reward_model, extra_info
 
 Schemas and rules: docs/datasets.md. Row and label format: docs/label_format.md.
 """
@@ -13,7 +15,7 @@ import json
 import os
 import sys
 
-from coderl.data import formats, io, prompting
+from coderl.data import formats, io, prompting, writers
 from coderl.data.formats import CellError, Problem, RowContext, Skip
 from coderl.data.stats import RunStats, summary
 from coderl.rewards.labels import Label, LabelError, parse_label
@@ -23,6 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--input_dir", required=True, help="A parquet file, or a directory searched recursively.")
     p.add_argument("--output_dir", required=True, help="Gets train.jsonl, test.jsonl, stats.json (atomically).")
+    p.add_argument("--output_format", default="openrlhf", choices=writers.OUTPUT_FORMATS,
+                   help="Row layout: openrlhf JSONL (input, label), trl JSONL (prompt, coderl_label), "
+                        "verl parquet (train/test.parquet). Layouts: data/writers.py.")
     p.add_argument("--input_glob", default="*.parquet", help="File-name pattern under --input_dir.")
     p.add_argument("--format", default=None, help=f"Force a schema: {', '.join(formats.known())}.")
     p.add_argument("--test_ratio", type=float, default=0.1, help="Fraction of problems in test.jsonl.")
@@ -105,12 +110,14 @@ class Run:
         bar = tqdm(total=total, unit="row", desc="read", disable=not self.progress, file=sys.stderr)
         self.vbar = tqdm(unit="problem", desc="verify", position=1, file=sys.stderr,
                          disable=not (self.progress and a.verify))
-        with io.AtomicOutputs(a.output_dir, ["train.jsonl", "test.jsonl"]) as out, self._sandbox() as sb:
+        names = writers.file_names(a.output_format)
+        binary = names if a.output_format == "verl" else ()
+        with io.AtomicOutputs(a.output_dir, names, binary) as out, self._sandbox() as sb:
             if sb is not None:
                 from coderl.data.verify import Verifier
                 from coderl.rewards.sandbox import count_tests
                 self.verifier = Verifier(sb, count_tests)
-            self.out = out
+            self.rows = writers.RowWriter(a.output_format, out)
             for f, pf, mod, cols in inputs:
                 self.stats.files.append({"file": str(f), "schema": mod.NAME, "rows": pf.metadata.num_rows})
                 try:
@@ -125,9 +132,11 @@ class Run:
                 if self._full():
                     break
             self._flush()
+            self.rows.close()
             bar.close()
             self.vbar.close()
             d = self.stats.to_dict({k: v for k, v in vars(a).items()})
+            d["output"] = {"format": a.output_format, "files": names}
             if self.verifier is not None:
                 d["verify"] = {"enabled": True, **dict(self.verifier.stats),
                                "failed_statuses": dict(self.verifier.failed_statuses)}
@@ -213,9 +222,9 @@ class Run:
             self.stats.note_error(str(err))
             return
         split = split_of(norm, a.seed, a.test_ratio)
-        row = {"input": [{"role": "system", "content": self.system.text}, {"role": "user", "content": p.user}],
-               "label": json.dumps(label_dict, ensure_ascii=False, sort_keys=True)}  # == label.to_json()
-        self.out[f"{split}.jsonl"].write(json.dumps(row, ensure_ascii=False) + "\n")
+        messages = [{"role": "system", "content": self.system.text}, {"role": "user", "content": p.user}]
+        label_json = json.dumps(label_dict, ensure_ascii=False, sort_keys=True)  # == label.to_json()
+        self.rows.write(split, messages, label_json, label.source, label.source_id)
         self.stats.rows_written += 1
         self.stats.splits[split] += 1
         self.stats.formats[p.format] += 1

@@ -80,9 +80,10 @@ def summary(d: dict, out_dir: str) -> str:
                      f"{v.get('tests_dropped', 0)} tests dropped; failing cases by status {v.get('failed_statuses')}")
     if d["files_skipped"]:
         lines.append(f"  files skipped: {len(d['files_skipped'])} (see stats.json)")
-    lines.append(f"  output: {out_dir}/train.jsonl, test.jsonl, stats.json")
+    out = d.get("output") or {"format": "openrlhf", "files": ["train.jsonl", "test.jsonl"]}
+    lines.append(f"  output ({out['format']}): {out_dir}/{', '.join(out['files'])}, stats.json")
     if not d["rows_written"]:
         # Exit status stays 0 (an empty result can be legitimate), but it must not pass unnoticed.
-        lines.append("  WARNING: no rows written (train.jsonl and test.jsonl are empty): see dropped "
+        lines.append(f"  WARNING: no rows written ({' and '.join(out['files'])} are empty): see dropped "
                      "and errors_sample in stats.json")
     return "\n".join(lines)

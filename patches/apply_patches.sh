@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Apply coderl's OpenRLHF patches (patches/0*.patch, in order) to an OpenRLHF source tree.
+# Apply coderl's OpenRLHF patches to an OpenRLHF source tree, the set made for its release, in order:
+# patches/0*.patch for 0.5.7 / commit 2db547e, patches/<release>/0*.patch for a newer release (0.11.2).
+# The release is recognised by the sha256 of the files its set touches (patched or not), never by name.
 #
 #   bash patches/apply_patches.sh TARGET            apply (a no-op that says so when already applied)
 #   bash patches/apply_patches.sh TARGET --check    dry run: report what would happen, change nothing
 #   bash patches/apply_patches.sh TARGET --revert   restore the patched files byte-for-byte
-#   add --force to work on a tree that is not a known OpenRLHF (0.5.7 or commit 2db547e), or to complete
-#   a partially applied one
+#   add --force to work on a tree that is not a known OpenRLHF (0.5.7, commit 2db547e, 0.11.2), or to
+#   complete a partially applied one (an unknown tree gets the set that fits it best)
 #
 # TARGET is an OpenRLHF git checkout or any directory that contains the `openrlhf/` package
 # (e.g. .../site-packages). Nothing is written unless every hunk of every patch applies and the patched
@@ -20,7 +22,7 @@
 #   VERIFY_HELP=auto      auto: run the --help check, skip it when OpenRLHF's deps are missing;
 #                         1: a missing dependency is an error; 0: no --help check
 #   VERIFY_TIMEOUT=300    seconds allowed for the --help check
-#   PATCHES_DIR=<dir of this script>   where the 0*.patch files are
+#   PATCHES_DIR=          use only the 0*.patch files of this directory (default: pick the set by fingerprint)
 #
 # Exit status: 0 done / nothing to do, 1 a patch, compile or verify step failed, 2 bad usage or unknown
 # tree, 3 partially applied tree (reported, not touched).
@@ -37,7 +39,8 @@ PATCH_BIN="${PATCH_BIN:-patch}"
 PATCH_FUZZ="${PATCH_FUZZ:-2}"
 VERIFY_HELP="${VERIFY_HELP:-auto}"
 VERIFY_TIMEOUT="${VERIFY_TIMEOUT:-300}"
-PATCHES_DIR="${PATCHES_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}"
+PATCHES_DIR="${PATCHES_DIR:-}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # sha256 of the pristine files the patches touch, per known OpenRLHF version. 0.5.7 (PyPI) is 2db547e
 # plus two vLLM weight-sync commits, so only train_ppo_ray.py and vllm_engine.py differ.
@@ -62,7 +65,10 @@ FINGERPRINTS="
 2db547e 920e2d91fd2fc0eefcf334d3acd3db1414339b2fc0ab82756680c5022c6e129d openrlhf/trainer/ppo_utils/experience_maker.py
 2db547e 24f469b9a1ab6a6f91e134d409becf258b7a2517e4668541525a4063e7dd7463 openrlhf/trainer/ray/vllm_engine.py
 2db547e 38cd0b7a71435f339ab4dc0751d5b103cdf84a4a7ae018a2ee94705af081735f openrlhf/utils/deepspeed/deepspeed.py
+0.11.2 a57da6a94a193645c653c39a19808d7a408ed3302b076c637778770d268096ab openrlhf/cli/train_ppo_ray.py
+0.11.2 1defeef7fa22fc8ff6621d76f5a042a57ebfff4f83aa0338ef9a397de8f8563f openrlhf/trainer/ppo_utils/experience_maker.py
 "
+KNOWN="$(printf '%s\n' "$FINGERPRINTS" | awk 'NF { print $1 }' | uniq | paste -sd' ')"
 
 
 # ---------------------------------------------------------------------------------------------- args
@@ -94,43 +100,80 @@ case "$VERIFY_HELP" in auto|0|1) ;; *) die 2 "VERIFY_HELP must be auto, 0 or 1 (
 FUZZ=0
 [ "$FORCE" = 0 ] || FUZZ="$PATCH_FUZZ"
 
-shopt -s nullglob
-PATCHES=("$PATCHES_DIR"/0[0-9][0-9][0-9]-*.patch)
-shopt -u nullglob
-[ "${#PATCHES[@]}" -gt 0 ] || die 2 "no patches (0NNN-*.patch) in $PATCHES_DIR"
-
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/coderl-patches.XXXXXX")"
 cleanup() { rm -rf "$WORK"; }
 trap cleanup EXIT
 
-# ------------------------------------------------------- split each patch into one unit per file
-# A unit is the part of one patch that touches one file; states are tracked per unit so that a tree
-# where only some files of a patch were patched is recognised rather than made worse.
-UNIT_FILE=()    # the unit's diff
-UNIT_PATCH=()   # patch file name
-UNIT_PATH=()    # path of the patched file, relative to ROOT
-n=0
-for p in "${PATCHES[@]}"; do
-  name="$(basename "$p")"
-  before=$n
-  while IFS= read -r part; do
-    path="$(awk '/^\+\+\+ b\// { sub(/^\+\+\+ b\//, ""); sub(/[ \t].*/, ""); print; exit }' "$part")"
-    [ -n "$path" ] || die 2 "$name: a 'diff --git' section without a '+++ b/<path>' line"
-    UNIT_FILE+=("$part"); UNIT_PATCH+=("$name"); UNIT_PATH+=("$path")
-    n=$((n + 1))
-  done < <(awk -v dir="$WORK/units" -v stem="$name" '
-      BEGIN { system("mkdir -p \"" dir "\"") }
-      /^diff --git / { k++; f = sprintf("%s/%s.%02d.diff", dir, stem, k); print f }
-      k > 0 { print > f }' "$p")
-  [ "$n" -gt "$before" ] || die 2 "$name: no 'diff --git' sections found"
-done
-mapfile -t FILES < <(printf '%s\n' "${UNIT_PATH[@]}" | sort -u)
+# ------------------------------------------------------------------------- one patch set
+# load_set DIR: split DIR's patches into one unit per file, find each unit's state in TARGET and which
+# known OpenRLHF TARGET is (VERSION, empty if none). A unit is the part of one patch that touches one
+# file; states are tracked per unit so that a tree where only some files of a patch were patched is
+# recognised rather than made worse. Returns 1 (MISSING set) when TARGET lacks a file the set touches.
+load_set() {
+  local dir="$1" p name before part path f i v ok want have
+  SET_DIR="$dir"; SET_WORK="$WORK/set$((++SET_SEQ))"
+  shopt -s nullglob
+  PATCHES=("$dir"/0[0-9][0-9][0-9]-*.patch)
+  shopt -u nullglob
+  [ "${#PATCHES[@]}" -gt 0 ] || die 2 "no patches (0NNN-*.patch) in $dir"
+  UNIT_FILE=(); UNIT_PATCH=(); UNIT_PATH=()  # the unit's diff, its patch's name, the file it patches
+  n=0
+  for p in "${PATCHES[@]}"; do
+    name="$(basename "$p")"
+    before=$n
+    while IFS= read -r part; do
+      path="$(awk '/^\+\+\+ b\// { sub(/^\+\+\+ b\//, ""); sub(/[ \t].*/, ""); print; exit }' "$part")"
+      [ -n "$path" ] || die 2 "$name: a 'diff --git' section without a '+++ b/<path>' line"
+      UNIT_FILE+=("$part"); UNIT_PATCH+=("$name"); UNIT_PATH+=("$path")
+      n=$((n + 1))
+    done < <(awk -v dir="$SET_WORK/units" -v stem="$name" '
+        BEGIN { system("mkdir -p \"" dir "\"") }
+        /^diff --git / { k++; f = sprintf("%s/%s.%02d.diff", dir, stem, k); print f }
+        k > 0 { print > f }' "$p")
+    [ "$n" -gt "$before" ] || die 2 "$name: no 'diff --git' sections found"
+  done
+  mapfile -t FILES < <(printf '%s\n' "${UNIT_PATH[@]}" | sort -u)
+  MISSING=()
+  for f in "${FILES[@]}"; do [ -f "$ROOT/$f" ] || MISSING+=("$f"); done
+  [ "${#MISSING[@]}" = 0 ] || return 1
 
-missing=()
-for f in "${FILES[@]}"; do [ -f "$ROOT/$f" ] || missing+=("$f"); done
-if [ "${#missing[@]}" -gt 0 ]; then
-  die 2 "'$ROOT' is not an OpenRLHF tree these patches fit: missing ${missing[*]}"
-fi
+  STAGE="$SET_WORK/stage"
+  stage "$STAGE"
+  STATE=(); FWD_OUT=()  # STATE: applied | pending | conflict
+  n_applied=0; n_pending=0; n_conflict=0
+  for i in "${!UNIT_FILE[@]}"; do
+    if run_patch "$STAGE" "$i" -R --dry-run >/dev/null 2>&1; then
+      STATE[i]=applied; n_applied=$((n_applied + 1)); FWD_OUT[i]=""
+    elif out="$(run_patch "$STAGE" "$i" --dry-run 2>&1)"; then
+      STATE[i]=pending; n_pending=$((n_pending + 1)); FWD_OUT[i]=""
+    else
+      STATE[i]=conflict; n_conflict=$((n_conflict + 1)); FWD_OUT[i]="$out"
+    fi
+  done
+
+  # Which OpenRLHF is this, judged on its pristine files: reverse the applied units in a copy and
+  # fingerprint the result, so a patched tree is recognised too.
+  PRISTINE="$SET_WORK/pristine"
+  stage "$PRISTINE"
+  for ((i = ${#UNIT_FILE[@]} - 1; i >= 0; i--)); do
+    if [ "${STATE[i]}" = applied ]; then
+      run_patch "$PRISTINE" "$i" -R >/dev/null 2>&1 || die 1 "${UNIT_PATCH[$i]}: ${UNIT_PATH[$i]}: reverse dry run passed but reversing failed"
+    fi
+  done
+  VERSION=""
+  for v in $KNOWN; do
+    # a release is judged only by a set made for it: its fingerprints cover exactly the set's files
+    [ "$(printf '%s\n' "$FINGERPRINTS" | awk -v v="$v" '$1 == v { print $3 }' | sort)" \
+      = "$(printf '%s\n' "${FILES[@]}")" ] || continue
+    ok=1
+    for f in "${FILES[@]}"; do
+      want="$(printf '%s\n' "$FINGERPRINTS" | awk -v v="$v" -v f="$f" '$1 == v && $3 == f { print $2 }')"
+      have="$(sha256sum "$PRISTINE/$f" | cut -c1-64)"
+      [ "$want" = "$have" ] || { ok=0; break; }
+    done
+    if [ "$ok" = 1 ]; then VERSION="$v"; return 0; fi
+  done
+}
 
 stage() {  # stage DIR: copy the files the patches touch from ROOT into DIR
   local d="$1" f
@@ -158,48 +201,44 @@ explain_failure() {  # explain_failure UNIT_INDEX PATCH_OUTPUT: name the patch, 
   fi
 }
 
-# ------------------------------------------------------------------------- state of each unit
-STAGE="$WORK/stage"
-stage "$STAGE"
-STATE=()  # applied | pending | conflict
-FWD_OUT=()
-n_applied=0; n_pending=0; n_conflict=0
-for i in "${!UNIT_FILE[@]}"; do
-  if run_patch "$STAGE" "$i" -R --dry-run >/dev/null 2>&1; then
-    STATE[i]=applied; n_applied=$((n_applied + 1)); FWD_OUT[i]=""
-  elif out="$(run_patch "$STAGE" "$i" --dry-run 2>&1)"; then
-    STATE[i]=pending; n_pending=$((n_pending + 1)); FWD_OUT[i]=""
-  else
-    STATE[i]=conflict; n_conflict=$((n_conflict + 1)); FWD_OUT[i]="$out"
-  fi
-done
-
-# --------------------------------------------- which OpenRLHF is this (judged on its pristine files)
-# Reverse the applied units in a copy and fingerprint the result, so a patched tree is recognised too.
-PRISTINE="$WORK/pristine"
-stage "$PRISTINE"
-for ((i = ${#UNIT_FILE[@]} - 1; i >= 0; i--)); do
-  if [ "${STATE[i]}" = applied ]; then
-    run_patch "$PRISTINE" "$i" -R >/dev/null 2>&1 || die 1 "${UNIT_PATCH[$i]}: ${UNIT_PATH[$i]}: reverse dry run passed but reversing failed"
-  fi
-done
-VERSION=""
-for v in 0.5.7 2db547e; do
-  ok=1
-  for f in "${FILES[@]}"; do
-    want="$(printf '%s\n' "$FINGERPRINTS" | awk -v v="$v" -v f="$f" '$1 == v && $3 == f { print $2 }')"
-    have="$(sha256sum "$PRISTINE/$f" | cut -c1-64)"
-    [ "$want" = "$have" ] || { ok=0; break; }
-  done
-  if [ "$ok" = 1 ]; then VERSION="$v"; break; fi
-done
+# ------------------------------------------------------------------ pick the set for this tree
+declared=""  # the version the tree says it is: a hint for unknown trees only, never trusted alone
 dist_version=""
 if [ -f "$ROOT/version.txt" ]; then
-  dist_version="version.txt says $(head -c 40 "$ROOT/version.txt" | tr -d '[:space:]')"
+  declared="$(head -c 40 "$ROOT/version.txt" | tr -d '[:space:]')"
+  dist_version="version.txt says $declared"
 else
   for meta in "$ROOT"/openrlhf-*.dist-info/METADATA; do
-    if [ -f "$meta" ]; then dist_version="installed $(awk '/^Version: / { print $2; exit }' "$meta")"; fi
+    if [ -f "$meta" ]; then
+      declared="$(awk '/^Version: / { print $2; exit }' "$meta")"
+      dist_version="installed $declared"
+    fi
   done
+fi
+# The set whose fingerprints match wins. An unknown tree (locally edited, damaged) gets the set of the
+# version it declares (patches/<version>/, else the top-level set for 0.5.7); failing that, the set
+# that fits it best (all its files present, fewest conflicting units); that set is reported on and,
+# with --force, applied.
+if [ -n "$PATCHES_DIR" ]; then SETS=("$PATCHES_DIR"); else
+  SETS=("$HERE")
+  for d in "$HERE"/[0-9]*/; do [ -d "$d" ] && SETS+=("${d%/}"); done
+fi
+SET_SEQ=0; best=""; best_conflicts=""; first_missing=""
+for s in "${SETS[@]}"; do
+  if ! load_set "$s"; then
+    [ -n "$first_missing" ] || first_missing="${MISSING[*]}"
+    continue
+  fi
+  [ -z "$VERSION" ] || { best=""; break; }
+  if [ -z "$best" ] || [ "$n_conflict" -lt "$best_conflicts" ]; then best="$s"; best_conflicts="$n_conflict"; fi
+done
+if [ -z "$VERSION" ]; then
+  if [ -z "$PATCHES_DIR" ] && [[ "$declared" =~ ^[0-9][0-9A-Za-z.+]*$ ]] && [ -d "$HERE/$declared" ]; then
+    best="$HERE/$declared"
+  elif [ -z "$PATCHES_DIR" ] && [ "$declared" = 0.5.7 ]; then best="$HERE"
+  fi
+  [ -n "$best" ] || die 2 "'$ROOT' is not an OpenRLHF tree these patches fit: missing $first_missing"
+  load_set "$best" || die 2 "'$ROOT' is not an OpenRLHF tree these patches fit: missing ${MISSING[*]}"
 fi
 label="${VERSION:-an unknown OpenRLHF}${dist_version:+ ($dist_version)}"
 
@@ -222,11 +261,12 @@ summary() {  # one line per patch: applied / not applied / partial / conflict
 }
 
 say "target: $ROOT: $label"
+say "patch set: $SET_DIR (${#PATCHES[@]} patch(es))"
 if [ -z "$VERSION" ] && [ "$n_conflict" = 0 ]; then
   # the files reverse-patch cleanly but are not a known release: say which ones differ
   for f in "${FILES[@]}"; do
     have="$(sha256sum "$PRISTINE/$f" | cut -c1-64)"
-    [[ "$FINGERPRINTS" == *"$have"* ]] || say "  $f differs from OpenRLHF 0.5.7 and 2db547e"
+    [[ "$FINGERPRINTS" == *"$have"* ]] || say "  $f differs from every known OpenRLHF ($KNOWN)"
   done
 fi
 if [ "$n_conflict" -gt 0 ]; then
@@ -237,7 +277,7 @@ if [ "$n_conflict" -gt 0 ]; then
   die 1 "some patches neither apply nor revert cleanly: '$ROOT' was left untouched"
 fi
 if [ -z "$VERSION" ] && [ "$FORCE" = 0 ]; then
-  die 2 "'$ROOT' is not OpenRLHF 0.5.7 or commit 2db547e (the versions these patches are made and tested for); use --force to try anyway (fuzz $PATCH_FUZZ)"
+  die 2 "'$ROOT' is not a known OpenRLHF (${KNOWN% }: the versions these patches are made and tested for); use --force to try anyway (fuzz $PATCH_FUZZ)"
 fi
 
 # --------------------------------------------------------------------------------- helpers
@@ -278,7 +318,7 @@ verify_help() {
     timeout "$VERIFY_TIMEOUT" "$PYTHON" -m openrlhf.cli.train_ppo_ray --help 2>&1)" || rc=$?
   if [ "$rc" = 0 ]; then
     # (bash matching, not `| grep -q`: with pipefail an early grep exit fails the pipeline)
-    if [[ "$out" == *"{gae,reinforce,rloo,group_norm"* && "$out" == *"--group_norm_std_threshold"* ]]; then
+    if [[ "$out" == *"{gae,reinforce,rloo,"*"group_norm"* && "$out" == *"group_norm_std_threshold"* ]]; then
       say "verified: python -m openrlhf.cli.train_ppo_ray --help lists group_norm"
       return 0
     fi

@@ -13,6 +13,9 @@ from typing import Any
 
 LABEL_VERSION = 1
 FORMATS = ("unittest", "assert", "humaneval", "stdio", "call")
+# The label's column in TRL datasets. Not "label": TRL (0.14-0.17 at least) reads a prompt + label row as an
+# unpaired-preference example and refuses to apply the chat template to it.
+TRL_LABEL_COLUMN = "coderl_label"
 
 
 class LabelError(ValueError):

@@ -5,6 +5,10 @@
     positions, jobs = scorer.jobs(prepared)               # the queries with code worth running
     results = <executor or Sandbox>.run(jobs)
     breakdowns = scorer.finish(prepared, positions, results)
+
+or, in-process and blocking, the same steps in one call (reward_func.py and rewards/integrations/):
+
+    breakdowns = score(scorer, sandbox, queries, prompts, labels)
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from coderl.rewards.extract import (
 )
 from coderl.rewards.labels import Label, LabelError, parse_label
 from coderl.rewards.prompt_index import PromptIndex
-from coderl.rewards.sandbox import Job, JobResult
+from coderl.rewards.sandbox import Job, JobResult, Sandbox
 from coderl.rewards.syntax import parses
 
 log = logging.getLogger("coderl.reward_server")
@@ -172,3 +176,12 @@ class Scorer:
             out.append(compute_reward(self.cfg, response=p.response, code=p.extracted.code, format_ok=p.format_ok,
                                       syntax_ok=p.syntax_ok, result=res, deadline_missed=ran and res is None))
         return out
+
+
+def score(scorer: Scorer, runner: Sandbox, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
+          labels: Sequence[str | None] | None = None) -> list[RewardBreakdown]:
+    """prepare -> jobs -> runner.run -> finish: the rewards of a batch, computed in this process."""
+    prepared = scorer.prepare(queries, prompts, labels)
+    positions, jobs = scorer.jobs(prepared)
+    results = runner.run(jobs) if jobs else []
+    return scorer.finish(prepared, positions, results)

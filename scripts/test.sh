@@ -10,6 +10,8 @@
 #   PYTHON=python3         interpreter used to create the venv
 #   TORCH_VERSION=2.13.0   CPU torch for importing OpenRLHF (an unpinned torch pulls GBs of CUDA)
 #   OPENRLHF_VERSION=0.5.7 OpenRLHF release the patch tests run against (downloaded from PyPI)
+#   OPENRLHF_LATEST_VERSION=0.11.2  newest OpenRLHF with a patch set (patches/<version>/), also downloaded
+#   VERL_VERSION=0.9.1     verl the integration tests drive, installed --no-deps into .cache/verl-<version>
 #   SKIP_INSTALL=0         1 = trust the environment as it is and only run pytest
 set -euo pipefail
 
@@ -25,6 +27,8 @@ USE_CURRENT_ENV="${USE_CURRENT_ENV:-0}"
 PYTHON="${PYTHON:-python3}"
 TORCH_VERSION="${TORCH_VERSION:-2.13.0}"
 OPENRLHF_VERSION="${OPENRLHF_VERSION:-0.5.7}"
+OPENRLHF_LATEST_VERSION="${OPENRLHF_LATEST_VERSION:-0.11.2}"
+VERL_VERSION="${VERL_VERSION:-0.9.1}"
 SKIP_INSTALL="${SKIP_INSTALL:-0}"
 CACHE_DIR="$ROOT/.cache"
 
@@ -48,21 +52,36 @@ if [ "$SKIP_INSTALL" != 1 ]; then
   log "installing CPU torch==$TORCH_VERSION, the OpenRLHF CPU stack and coderl[test,ray]"
   "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
   "$PY" -m pip install -q --disable-pip-version-check "torch==$TORCH_VERSION"
-  "$PY" -m pip install -q --disable-pip-version-check -e ".[test,ray,openrlhf-cpu,learning-check]" \
+  "$PY" -m pip install -q --disable-pip-version-check -e ".[test,ray,openrlhf-cpu,learning-check,integrations]" \
     "torch==$TORCH_VERSION"
 fi
 
-# The patch tests need the real OpenRLHF release source, not an installed copy: download the wheel once.
+# The patch tests need the real OpenRLHF release source, not an installed copy: download the wheels once.
 mkdir -p "$CACHE_DIR/openrlhf"
-find_wheel() { find "$CACHE_DIR/openrlhf" -maxdepth 1 -name "openrlhf-$OPENRLHF_VERSION-*.whl" | head -n1; }
-WHEEL="$(find_wheel)"
-if [ -z "$WHEEL" ]; then
-  log "downloading openrlhf==$OPENRLHF_VERSION from PyPI (--no-deps)"
-  "$PY" -m pip download -q --disable-pip-version-check --no-deps "openrlhf==$OPENRLHF_VERSION" \
-    -d "$CACHE_DIR/openrlhf"
-  WHEEL="$(find_wheel)"
+find_wheel() { find "$CACHE_DIR/openrlhf" -maxdepth 1 -name "openrlhf-$1-*.whl" | head -n1; }
+openrlhf_wheel() {  # openrlhf_wheel VERSION: the cached wheel's path, downloaded first if needed
+  if [ -z "$(find_wheel "$1")" ]; then
+    log "downloading openrlhf==$1 from PyPI (--no-deps)"
+    "$PY" -m pip download -q --disable-pip-version-check --no-deps "openrlhf==$1" -d "$CACHE_DIR/openrlhf"
+  fi
+  find_wheel "$1"
+}
+CODERL_OPENRLHF_WHEEL="$(openrlhf_wheel "$OPENRLHF_VERSION")"
+CODERL_OPENRLHF_LATEST_WHEEL="$(openrlhf_wheel "$OPENRLHF_LATEST_VERSION")"
+export CODERL_OPENRLHF_WHEEL CODERL_OPENRLHF_LATEST_WHEEL
+
+# verl's own dependencies pin a GPU stack (vllm, newer torch): its reward path needs only these, kept off
+# the venv's sys.path in their own directory (tests/conftest.py appends it).
+CODERL_VERL_PATH="$CACHE_DIR/verl-$VERL_VERSION"
+if [ ! -f "$CODERL_VERL_PATH/verl/__init__.py" ]; then
+  log "installing verl==$VERL_VERSION and the packages its reward path imports into $CODERL_VERL_PATH (--no-deps)"
+  "$PY" -m pip install -q --disable-pip-version-check --no-deps --target "$CODERL_VERL_PATH.tmp" \
+    "verl==$VERL_VERSION" tensordict==0.10.0 pyvers==0.1.0 omegaconf==2.4.0 antlr4-python3-runtime==4.9.3 \
+    codetiming==1.4.0 orjson==3.13.0 cloudpickle==3.1.2
+  rm -rf "$CODERL_VERL_PATH"
+  mv "$CODERL_VERL_PATH.tmp" "$CODERL_VERL_PATH"
 fi
-export CODERL_OPENRLHF_WHEEL="$WHEEL"
+export CODERL_VERL_PATH
 # Tests call the venv's tools (shellcheck, ruff) by name.
 PATH="$(dirname "$PY"):$PATH"
 export PATH

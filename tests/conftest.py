@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,11 +16,34 @@ def repo_root() -> Path:
     return REPO_ROOT
 
 
+def _wheel(var: str, release: str) -> Path:
+    """The wheel scripts/test.sh downloaded and exported in `var` (fails, never skips, when missing)."""
+    p = os.environ.get(var)
+    assert p and Path(p).is_file(), (
+        f"{var} is not set or missing: run the suite through `bash scripts/test.sh`, which downloads "
+        f"openrlhf=={release} from PyPI")
+    return Path(p)
+
+
 @pytest.fixture(scope="session")
 def openrlhf_wheel() -> Path:
-    """The openrlhf==0.5.7 wheel downloaded by scripts/test.sh (fails, never skips, when missing)."""
-    p = os.environ.get("CODERL_OPENRLHF_WHEEL")
-    assert p and Path(p).is_file(), (
-        "CODERL_OPENRLHF_WHEEL is not set or missing: run the suite through `bash scripts/test.sh`, "
-        "which downloads openrlhf==0.5.7 from PyPI")
+    """The openrlhf==0.5.7 wheel (the pinned release, patches/0*.patch)."""
+    return _wheel("CODERL_OPENRLHF_WHEEL", "0.5.7")
+
+
+@pytest.fixture(scope="session")
+def openrlhf_latest_wheel() -> Path:
+    """The newest OpenRLHF release coderl has a patch set for (patches/0.11.2/)."""
+    return _wheel("CODERL_OPENRLHF_LATEST_WHEEL", "0.11.2")
+
+
+@pytest.fixture(scope="session")
+def verl_path() -> Path:
+    """verl (and the few packages its reward path imports) unpacked by scripts/test.sh; fails, never skips."""
+    p = os.environ.get("CODERL_VERL_PATH")
+    assert p and (Path(p) / "verl" / "__init__.py").is_file(), (
+        "CODERL_VERL_PATH is not set or holds no verl/: run the suite through `bash scripts/test.sh`, which "
+        "installs verl from PyPI (--no-deps) into .cache/")
+    if p not in sys.path:
+        sys.path.append(p)
     return Path(p)

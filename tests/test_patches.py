@@ -20,25 +20,23 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "patches" / "apply_patches.sh"
 PATCHES = sorted((REPO / "patches").glob("0*.patch"))
-PURELIB = "openrlhf-0.5.7.data/purelib/"
+PURELIB = re.compile(r"^openrlhf-[^/]+\.data/purelib/")  # where a wheel keeps the package
 
 pytestmark = pytest.mark.timeout(300)
 
 
 # ------------------------------------------------------------------ helpers (also used by test_patch_*)
 def unpack_wheel(wheel: Path, dest: Path) -> Path:
-    """Unpack the wheel into a site-packages-like dir: dest/openrlhf/ and dest/openrlhf-0.5.7.dist-info/."""
+    """Unpack the wheel into a site-packages-like dir: dest/openrlhf/ and dest/openrlhf-<version>.dist-info/."""
     with zipfile.ZipFile(wheel) as zf:
         for info in zf.infolist():
-            name = info.filename
-            if name.startswith(PURELIB):
-                name = name[len(PURELIB):]
+            name = PURELIB.sub("", info.filename)
             if info.is_dir() or not name:
                 continue
             out = dest / name
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_bytes(zf.read(info))
-    assert (dest / "openrlhf" / "__init__.py").is_file(), f"{wheel} has no {PURELIB}openrlhf/"
+    assert (dest / "openrlhf" / "__init__.py").is_file(), f"{wheel} has no openrlhf/"
     return dest
 
 
@@ -217,7 +215,7 @@ def test_corrupted_target_fails_clearly_and_untouched(pristine, tmp_path):
     trainer.write_bytes(trainer.read_bytes() + b"# local edit\n")
     modified = snapshot(pristine)
     proc = run_script(pristine)
-    assert proc.returncode == 2 and "not OpenRLHF 0.5.7 or commit 2db547e" in proc.stderr, out_of(proc)
+    assert proc.returncode == 2 and "is not a known OpenRLHF (0.5.7 2db547e 0.11.2" in proc.stderr, out_of(proc)
     assert "openrlhf/trainer/ppo_trainer.py differs" in proc.stdout
     assert snapshot(pristine) == modified
     assert run_script(pristine, "--force").returncode == 0
