@@ -47,3 +47,15 @@ def verl_path() -> Path:
     if p not in sys.path:
         sys.path.append(p)
     return Path(p)
+
+
+@pytest.fixture(scope="module")
+def adversarial_sandbox():
+    """A bwrap pool with tight limits for hostile programs (one per test module: no state shared)."""
+    from coderl.rewards.config import SandboxConfig
+    from coderl.rewards.sandbox import Sandbox
+
+    cfg = SandboxConfig(isolation="bwrap", workers=2, test_timeout_s=1.0, job_timeout_s=8.0, memory_mb=512,
+                        max_processes=16)
+    with Sandbox(cfg) as s:
+        yield s

@@ -14,9 +14,8 @@ import time
 import psutil
 import pytest
 
-from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
-from coderl.rewards.sandbox import Job, Sandbox
+from coderl.rewards.sandbox import Job
 
 pytestmark = pytest.mark.timeout(180)
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -39,11 +38,8 @@ def host(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def sb():
-    cfg = SandboxConfig(isolation="bwrap", workers=2, test_timeout_s=1.0, job_timeout_s=8.0, memory_mb=512,
-                        max_processes=16)
-    with Sandbox(cfg) as s:
-        yield s
+def sb(adversarial_sandbox):
+    return adversarial_sandbox
 
 
 def _tree() -> set[int]:

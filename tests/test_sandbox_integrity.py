@@ -126,11 +126,8 @@ CALLBACK_ATTACK = _ANSWER + (
 
 
 @pytest.fixture(scope="module")
-def sb():
-    cfg = SandboxConfig(isolation="bwrap", workers=2, test_timeout_s=1.0, job_timeout_s=8.0, memory_mb=512,
-                        max_processes=16)
-    with Sandbox(cfg) as s:
-        yield s
+def sb(adversarial_sandbox):
+    return adversarial_sandbox
 
 
 @pytest.fixture(scope="module")
