@@ -105,6 +105,11 @@ def unmatched_reward(cfg: RewardConfig) -> RewardBreakdown:
     return RewardBreakdown(reward=float(cfg.unmatched_reward), score=0.0, status="unmatched")
 
 
+def openrlhf_answer(items: Sequence[RewardBreakdown]) -> dict:
+    """The answer OpenRLHF's remote reward model expects: rewards, scores (pass rates) and extra_logs."""
+    return {"rewards": [b.reward for b in items], "scores": [b.score for b in items], "extra_logs": extra_logs(items)}
+
+
 def extra_logs(items: Sequence[RewardBreakdown]) -> dict[str, list[float]]:
     """Per-query values of every component and indicator, for OpenRLHF's extra_logs.
 

@@ -13,9 +13,11 @@ or, in-process and blocking, the same steps in one call (reward_func.py and rewa
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -185,3 +187,14 @@ def score(scorer: Scorer, runner: Sandbox, queries: Sequence[str], prompts: Sequ
     positions, jobs = scorer.jobs(prepared)
     results = runner.run(jobs) if jobs else []
     return scorer.finish(prepared, positions, results)
+
+
+async def ascore(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
+                 labels: Sequence[str | None] | None = None, deadline_s: float = 1e9) -> list[RewardBreakdown]:
+    """score() for an event loop: CPU-bound steps on worker threads, jobs through an executor (local pool
+    or Ray) that returns None for what misses the batch deadline, counted from the call."""
+    t0 = time.monotonic()
+    prepared = await asyncio.to_thread(scorer.prepare, queries, prompts, labels)
+    positions, jobs = scorer.jobs(prepared)
+    results = await executor.run(jobs, deadline_s - (time.monotonic() - t0)) if jobs else []
+    return await asyncio.to_thread(scorer.finish, prepared, positions, results)

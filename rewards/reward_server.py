@@ -27,13 +27,13 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
-from coderl.rewards.code_reward import batch_means, extra_logs  # noqa: E402
-from coderl.rewards.config import CoderlConfig, ConfigError, add_cli_flags, apply_cli_overrides, load_config  # noqa: E402
-from coderl.rewards.errors import DataError  # noqa: E402
-from coderl.rewards.metrics import Metrics  # noqa: E402
-from coderl.rewards.pipeline import Scorer  # noqa: E402
-from coderl.rewards.prompt_index import PromptIndex, describe  # noqa: E402
-from coderl.rewards.stepwise_json import loads as json_loads  # noqa: E402
+from coderl.rewards.code_reward import batch_means, openrlhf_answer
+from coderl.rewards.config import CoderlConfig, ConfigError, add_cli_flags, apply_cli_overrides, load_config
+from coderl.rewards.errors import DataError
+from coderl.rewards.metrics import Metrics
+from coderl.rewards.pipeline import Scorer, ascore
+from coderl.rewards.prompt_index import PromptIndex, describe
+from coderl.rewards.stepwise_json import loads as json_loads
 
 log = logging.getLogger("coderl.reward_server")
 
@@ -173,11 +173,8 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
         t0 = time.monotonic()
         metrics.in_flight.inc()
         try:
-            prepared = await asyncio.to_thread(scorer.prepare, queries, prompts, labels)
-            positions, jobs = scorer.jobs(prepared)
-            remaining = cfg.server.batch_deadline_s - (time.monotonic() - t0)
-            results = await executor.run(jobs, remaining) if jobs else []
-            items = await asyncio.to_thread(scorer.finish, prepared, positions, results)
+            items = await ascore(scorer, executor, queries, prompts, labels,
+                                 cfg.server.batch_deadline_s - (time.monotonic() - t0))
         finally:
             metrics.in_flight.dec()
         return await asyncio.to_thread(finish_batch, items, time.monotonic() - t0)
@@ -202,8 +199,7 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
                      m["unmatched"], m["no_code"], m["timeout"], st.get("executed", 0), st.get("cache_hits", 0),
                      st.get("result_cache_hits", "off"), st.get("result_cache_evictions", 0),
                      st.get("result_cache_entries", 0), st.get("result_cache_mb", 0), st.get("deadline_missed", 0))
-        return JSONResponse({"rewards": [b.reward for b in items], "scores": [b.score for b in items],
-                             "extra_logs": extra_logs(items)})
+        return JSONResponse(openrlhf_answer(items))
 
     @app.get("/health", summary="Readiness, dataset fingerprint, isolation mode")
     async def health():

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 from pydantic import ValidationError
 
-from coderl.rewards.code_reward import extra_logs
+from coderl.rewards.code_reward import openrlhf_answer
 from coderl.rewards.config import CoderlConfig, load_config
 from coderl.rewards.pipeline import Scorer, score
 from coderl.rewards.prompt_index import PromptIndex
@@ -64,8 +64,7 @@ class LocalRewards:
         items = score(self.scorer, self._pool(), list(queries), None if prompts is None else list(prompts),
                       None if labels is None else list(labels))
         self.batches += 1
-        return RewardResponse(rewards=[b.reward for b in items], scores=[b.score for b in items],
-                              extra_logs=extra_logs(items))
+        return RewardResponse(**openrlhf_answer(items))
 
     def close(self) -> None:
         with self._lock:
