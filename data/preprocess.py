@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import sys
+
+if __package__ in (None, "") and importlib.util.find_spec("coderl") is None:
+    # Run by path from a checkout where coderl is not installed (a bare GPU box): the checkout's coderl/
+    # links its folders as the package.
+    sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from coderl.data import formats, io, prompting, writers
 from coderl.data.formats import CellError, Problem, RowContext, Skip

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import contextlib
 import hmac
+import importlib.util
 import ipaddress
 import json
 import logging
@@ -22,6 +23,11 @@ import socket
 import sys
 import threading
 import time
+
+if __package__ in (None, "") and importlib.util.find_spec("coderl") is None:
+    # Run by path from a checkout where coderl is not installed (a bare GPU box): the checkout's coderl/
+    # links its folders as the package.
+    sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response

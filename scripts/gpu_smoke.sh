@@ -45,6 +45,7 @@ DRY_RUN="${DRY_RUN:-0}"
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 LOG_TAG=smoke
+coderl_importable "$TRAIN_PYTHON" || { log "TRAIN_PYTHON=$TRAIN_PYTHON cannot import coderl (pip install -e .)"; exit 2; }
 [ -f "$DATA" ] || { log "DATA=$DATA not found (python data/preprocess.py writes it)"; exit 2; }
 DATA="$(cd "$(dirname "$DATA")" && pwd)/$(basename "$DATA")"
 if [ "$SINGLE_NODE" = 1 ]; then WHICH=single; LAUNCH="$ROOT/scripts/train_grpo_7b_zero2_single_node.sh"

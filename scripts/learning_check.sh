@@ -72,6 +72,10 @@ TARGET_POINTS="${TARGET_POINTS:-15}"
 PYTHON="${PYTHON:-python3}"
 DEVICE="${DEVICE:-auto}"
 
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+LOG_TAG=learning_check
+coderl_importable "$PYTHON" || die 2 "PYTHON=$PYTHON cannot import coderl (pip install -e .)"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 t0=$SECONDS

@@ -132,7 +132,7 @@ parse_args() {
 
 ds_flags() {
   local out
-  "$TRAIN_PYTHON" -c 'import coderl.launch.preflight' 2>/dev/null \
+  coderl_importable "$TRAIN_PYTHON" \
     || die 2 "coderl is not importable by TRAIN_PYTHON=$TRAIN_PYTHON: pip install -e $ROOT into that env (scripts/setup_env.sh does)"
   local -a over=()
   [ -n "$MICRO_TRAIN_BATCH_SIZE" ] && over+=(--micro_train_batch_size "$MICRO_TRAIN_BATCH_SIZE")

@@ -130,3 +130,30 @@ def test_script_dirs_do_not_shadow_stdlib():
         d = REPO_ROOT / folder
         names = {p.stem for p in d.glob("*.py")} | {p.name for p in d.iterdir() if p.is_dir()}
         assert not (names & sys.stdlib_module_names) - startup, folder
+
+
+def test_checkout_links_every_package_folder():
+    # coderl/ in the checkout is the same mapping as package-dir, as symlinks: used where coderl is not installed.
+    links = {p.name: os.readlink(p) for p in (REPO_ROOT / "coderl").iterdir()}
+    assert links == {name.split(".", 1)[1]: f"../{folder}" for name, folder in SETUPTOOLS["package-dir"].items()}
+
+
+def test_user_commands_run_from_a_checkout_without_install(tmp_path):
+    """A bare GPU box runs `python rewards/reward_server.py` from a checkout nobody pip-installed: the
+    dependencies are importable, coderl is not (site-packages on PYTHONPATH skips the editable .pth)."""
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    env = {**os.environ, "PYTHONPATH": site}
+    probe = subprocess.run([sys.executable, "-S", "-c", "import coderl"], env=env, cwd=tmp_path, capture_output=True,
+                           text=True)
+    assert probe.returncode != 0  # the premise: not installed for this interpreter
+    for script in ("rewards/reward_server.py", "data/preprocess.py", "scripts/evaluate.py"):
+        proc = subprocess.run([sys.executable, "-S", str(REPO_ROOT / script), "--help"], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and "usage:" in proc.stdout, (script, out(proc))
+    wrapper = tmp_path / "py"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
+    wrapper.chmod(0o755)
+    shell = (f'source "{REPO_ROOT}/scripts/lib/common.sh"; coderl_importable "{wrapper}" && '
+             f'"{wrapper}" -m coderl.launch.preflight --help >/dev/null && echo importable')
+    proc = subprocess.run(["bash", "-c", shell], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "importable", out(proc)

@@ -11,3 +11,12 @@ log() { printf '[%s] %s\n' "${LOG_TAG:-coderl}" "$*" >&2; }
 err() { printf '[%s] error: %s\n' "${LOG_TAG:-coderl}" "$*" >&2; }
 # die CODE MESSAGE...: the error on stderr, then exit CODE.
 die() { local code="$1"; shift; err "$*"; exit "$code"; }
+
+# coderl_importable PYTHON: true when PYTHON can import coderl; where it is not installed (a bare GPU box),
+# this checkout's coderl/ (links to its folders) is put on PYTHONPATH first.
+coderl_importable() {
+  "$1" -c 'import coderl.rewards' 2>/dev/null && return 0
+  PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  export PYTHONPATH
+  "$1" -c 'import coderl.rewards' 2>/dev/null
+}
