@@ -124,3 +124,13 @@ def filler_rows(n: int, start: int = 0) -> list[dict]:
 def write_jsonl(path: Path, data: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data))
     return path
+
+
+def graded_batch() -> tuple[list[str], list[str]]:
+    """Responses (no prompt, as TRL and verl pass them) and their labels: per format full, partial,
+    unformatted and no code."""
+    texts, labels = [], []
+    for fmt, (_, _, good, partial) in PROBLEMS.items():
+        texts += [think(good), think(partial), block(good), "I cannot solve this."]
+        labels += [label_json(fmt)] * 4
+    return texts, labels

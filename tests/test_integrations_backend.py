@@ -15,20 +15,17 @@ from coderl.rewards.integrations import backend as be
 from coderl.rewards.integrations.trl import make_code_reward
 from coderl.rewards.integrations.verl import compute_score, compute_score_batch
 from coderl.rewards.labels import TRL_LABEL_COLUMN
-from tests._reward_support import PARTIAL_RATE, PROBLEMS, block, label_json, rows, think, write_jsonl
+from tests._reward_support import (
+    PARTIAL_RATE,
+    PROBLEMS,
+    graded_batch,
+    rows,
+    write_jsonl,
+)
 from tests._server_proc import ServerProc
 
 pytestmark = pytest.mark.timeout(300)
 TOKEN = "integration-token"
-
-
-def batch() -> tuple[list[str], list[str]]:
-    """Responses (no prompt, as TRL and verl pass them) and their labels: full, partial, unformatted, no code."""
-    texts, labels = [], []
-    for fmt, (_, _, good, partial) in PROBLEMS.items():
-        texts += [think(good), think(partial), block(good), "I cannot solve this."]
-        labels += [label_json(fmt)] * 4
-    return texts, labels
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +45,7 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def local_answer(config_path):
-    texts, labels = batch()
+    texts, labels = graded_batch()
     return be.local_backend(config=config_path).score(texts, labels=labels)
 
 
@@ -64,14 +61,14 @@ def test_local_scores_responses_with_labels(local_answer):
 
 
 def test_remote_equals_local_with_bearer_token(server, local_answer):
-    texts, labels = batch()
+    texts, labels = graded_batch()
     client = be.RemoteRewards(server.url, TOKEN)  # the token travels only as Authorization: Bearer
     assert client.url == f"{server.url}/get_reward"
     assert client.score(texts, labels=labels) == local_answer
 
 
 def test_remote_errors_are_clear(server):
-    texts, labels = batch()
+    texts, labels = graded_batch()
     for token in ("wrong", None):
         with pytest.raises(be.RewardServerError, match="HTTP 401: missing or wrong token"):
             be.RemoteRewards(server.url, token).score(texts[:1], labels=labels[:1])
@@ -99,7 +96,7 @@ def test_backend_choice_and_reuse(server, config_path, monkeypatch):
 
 def test_adapters_through_the_server(server, local_answer, monkeypatch):
     """The TRL, verl and OpenRLHF-file adapters with the server option return what the in-process pool computes."""
-    texts, labels = batch()
+    texts, labels = graded_batch()
     monkeypatch.setenv("CODERL_REWARD_URL", server.url)
     monkeypatch.setenv("CODERL_AUTH_TOKEN", TOKEN)
     assert reward_func.compute(texts, None, labels)["rewards"] == pytest.approx(local_answer.rewards)

@@ -10,22 +10,14 @@ from coderl.rewards.config import RewardConfig, SandboxConfig
 from coderl.rewards.executors import LocalExecutor
 from coderl.rewards.pipeline import Scorer, ascore, score
 from coderl.rewards.sandbox import Sandbox
-from tests._reward_support import PARTIAL_RATE, PROBLEMS, block, label_json, think
+from tests._reward_support import PARTIAL_RATE, PROBLEMS, graded_batch
 
 pytestmark = pytest.mark.timeout(300)
 CFG = SandboxConfig(workers=2)
 
 
-def batch() -> tuple[list[str], list[str]]:
-    texts, labels = [], []
-    for fmt, (_, _, good, partial) in PROBLEMS.items():
-        texts += [think(good), think(partial), block(good), "no code here"]
-        labels += [label_json(fmt)] * 4
-    return texts, labels
-
-
 def test_score_and_ascore_agree_and_grade_partial_credit():
-    texts, labels = batch()
+    texts, labels = graded_batch()
     scorer = Scorer(RewardConfig())
     with Sandbox(CFG) as sb:
         sync = score(scorer, sb, texts, None, labels)
@@ -44,7 +36,7 @@ def test_score_and_ascore_agree_and_grade_partial_credit():
 
 
 def test_ascore_past_its_deadline_scores_missed_jobs_as_failed():
-    texts, labels = batch()
+    texts, labels = graded_batch()
     ex = LocalExecutor(CFG)
     ex.start()
     try:
