@@ -59,3 +59,13 @@ def adversarial_sandbox():
                         max_processes=16)
     with Sandbox(cfg) as s:
         yield s
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_cached_backends():
+    """The integrations' backends are process-wide (one warm pool per trainer process): a test module that
+    made one must not leave its sandbox processes to the modules after it (some count processes)."""
+    yield
+    from coderl.rewards.integrations import backend
+
+    backend.close_all()

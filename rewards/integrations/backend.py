@@ -142,6 +142,15 @@ def _cached(key: tuple, make) -> LocalRewards | RemoteRewards:
         return backend
 
 
+def close_all() -> None:
+    """Close every cached backend (their sandbox pools and HTTP clients); the next get_backend() starts afresh."""
+    with _lock:
+        backends = list(_backends.values())
+        _backends.clear()
+    for backend in backends:
+        backend.close()
+
+
 def local_backend(config: str | None = None, data_path: str | None = None) -> LocalRewards:
     """The in-process pool for this config (default CODERL_REWARD_CONFIG, else configs/reward.yaml)."""
     config = config or os.environ.get("CODERL_REWARD_CONFIG") or None
