@@ -31,6 +31,7 @@ JUDGE_PRELOAD = ("unittest", "unittest.mock", "json", "collections", "itertools"
                  "tempfile", "inspect", "traceback")
 _GRACE_S = 1.0  # how long the judge may take to notice its candidate was killed
 _SPEC_CACHE = 256
+_RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
 
 
 def _libc():
@@ -48,8 +49,11 @@ def _proc_entries():
 def _stat(pid):
     """(state, ppid) of a process, or None when it is gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)  # raw: a buffered open() costs 4 more system calls
+        try:
+            data = os.read(fd, 4096)
+        finally:
+            os.close(fd)
         rest = data[data.rindex(b")") + 2:].split()
         return rest[0].decode(), int(rest[1])
     except (OSError, ValueError, IndexError):
@@ -205,40 +209,38 @@ class Worker:
                 self._capture(cand, fd, chunk)
 
     # ---------------------------------------------------------------- process hygiene
-    def _victims(self):
+    def _scan(self):
+        """(processes the job left, zombies of ours to reap) from one pass over /proc."""
         spare = {self.pid, 1, self.zygote, self.judge}
-        pids = [p for p in _proc_entries() if p not in spare]
-        stats = {p: _stat(p) for p in pids}
+        stats = {p: s for p in _proc_entries() if p not in spare and (s := _stat(p)) is not None}
         if self.namespace:
-            return [p for p, s in stats.items() if s and s[0] != "Z"]
+            return ([p for p, s in stats.items() if s[0] != "Z"],
+                    [p for p, s in stats.items() if s[0] == "Z" and s[1] == self.pid])
         # Without a pid namespace /proc shows the host: only our descendants are fair game.
         children = {}
         for p, s in stats.items():
-            if s:
-                children.setdefault(s[1], []).append(p)
+            children.setdefault(s[1], []).append(p)
         out, todo = [], [self.pid, self.zygote]
         while todo:
             for c in children.get(todo.pop(), ()):
                 if c not in spare:
                     out.append(c)
                     todo.append(c)
-        return [p for p in out if stats[p][0] != "Z"]
+        return [p for p in out if stats[p][0] != "Z"], []
 
-    def _reap(self):
-        helpers = (self.zygote, self.judge)
-        for p in _proc_entries() if self.namespace else ():
-            s = _stat(p)
-            if s and s[0] == "Z" and s[1] == self.pid and p not in helpers:
-                try:
-                    os.waitpid(p, os.WNOHANG)
-                except ChildProcessError:
-                    pass
+    @staticmethod
+    def _reap(zombies):
+        for p in zombies:
+            try:
+                os.waitpid(p, os.WNOHANG)
+            except ChildProcessError:
+                pass
 
     def sweep(self):
         """Kill every process the job left (daemons, double forks, escaped sessions); True if clean."""
         for attempt in range(400):
-            victims = self._victims()
-            self._reap()
+            victims, zombies = self._scan()
+            self._reap(zombies)
             if not victims:
                 return True
             for p in victims:
@@ -247,8 +249,9 @@ class Worker:
                 except OSError:
                     pass
             time.sleep(0.0005 if attempt < 20 else 0.005)
-        self._reap()
-        return not self._victims()
+        victims, zombies = self._scan()
+        self._reap(zombies)
+        return not victims
 
     def _tasks(self):
         """Tasks (threads) owned by our uid now: RLIMIT_NPROC counts them against the job."""
@@ -275,6 +278,11 @@ class Worker:
                 continue
             for name in entries:
                 p = os.path.join(d, name)
+                try:
+                    os.rmdir(p)  # the common case: the job's own directory, left empty
+                    continue
+                except OSError:
+                    pass
                 try:
                     if os.path.isdir(p) and not os.path.islink(p):
                         for root, dirs, _files in os.walk(p):  # programs may chmod 000 their dirs
@@ -355,7 +363,7 @@ class Worker:
                         cand.status = self.zexits[cand.pid]
                     continue
                 if fd is self.jsock:
-                    data = self.jsock.recv(1 << 20)
+                    data = self.jsock.recv(_RECV)
                     if not data:  # the judge died
                         self.stop_judge()
                         if started and remaining:
@@ -410,7 +418,7 @@ class Worker:
     def _maybe_retire(self):
         """A judge that reports retire does so right after done: read it without waiting."""
         if self.jsock is not None and select.select([self.jsock], [], [], 0)[0]:
-            data = self.jsock.recv(1 << 20)
+            data = self.jsock.recv(_RECV)
             if not data or any(r[0] == "retire" for r in self.jreader.feed(data)):
                 self.stop_judge()
 
@@ -444,7 +452,7 @@ class Worker:
         while self.jsock is not None and time.monotonic() < deadline:
             if not select.select([self.jsock], [], [], max(deadline - time.monotonic(), 0))[0]:
                 break
-            data = self.jsock.recv(1 << 20)
+            data = self.jsock.recv(_RECV)
             if not data:
                 break
             try:
