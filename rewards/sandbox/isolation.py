@@ -281,7 +281,7 @@ class WorkerProcess:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 return None
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(fd, 1 << 16)  # a 1 MiB buffer would be a fresh mmap per read
             if not chunk:
                 return None
             try:
@@ -304,13 +304,14 @@ class WorkerProcess:
         try:
             fd = self.proc.stdin.fileno()  # ValueError once kill() closed it
             while view:
+                try:  # the pipe usually has room: wait only when it has none
+                    view = view[os.write(fd, view):]
+                    continue
+                except BlockingIOError:
+                    pass
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([], [fd], [], left)[1]:
                     return False
-                try:
-                    view = view[os.write(fd, view):]
-                except BlockingIOError:
-                    continue
         except (BrokenPipeError, OSError, ValueError):
             return False
         return True

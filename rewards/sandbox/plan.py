@@ -81,9 +81,12 @@ def _humaneval_plan(program: str) -> tuple[list, str]:
     return (units or whole), param
 
 
-def plan(label: Label) -> dict:
-    """What the sandbox runs for this label: {"digest", "spec": {format, plan, order, ...}}, cached by label."""
-    key = label.to_json()
+def plan(label: Label, label_json: str | None = None) -> dict:
+    """What the sandbox runs for this label: {"digest", "spec": {format, plan, order, ...}}, cached by label.
+
+    label_json: label.to_json() when the caller already has it (a batch shares a few labels).
+    """
+    key = label.to_json() if label_json is None else label_json
     hit = _CACHE.get(key)
     if hit is not None:
         _CACHE.move_to_end(key)

@@ -16,14 +16,13 @@ Design (docs/sandbox.md): each worker is a long-lived supervisor already inside 
 (isolation.py); per job the program runs in a candidate process forked from a pristine zygote and the
 tests run in a separate judge process that reaches the program only through a plain-data channel and
 decides every verdict (inside/). The worker enforces deadlines from outside. One dispatcher thread per
-worker feeds it from a shared queue; callers wait on futures, so ``arun`` never blocks the event loop.
+worker feeds it from a shared queue; a call waits for its own jobs, so ``arun`` never blocks the event loop.
 A label's tests travel to a worker once (by digest) and are compiled once per worker.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import copy
 import logging
 import os
@@ -43,20 +42,49 @@ from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxErro
 log = logging.getLogger(__name__)
 _WORKER_SPECS = 256  # label specs a worker keeps (inside/worker.py's _SPEC_CACHE)
 
-def _settle(future: concurrent.futures.Future, result: JobResult) -> None:
-    """Complete a job's future unless its caller cancelled it (arun under asyncio.wait_for, ...)."""
-    try:
-        future.set_result(result)
-    except concurrent.futures.InvalidStateError:
-        pass  # cancelled (or already completed): nobody waits for this result
+class _Batch:
+    """One run() / arun() call: how many of its jobs are still to finish, and how its caller is told.
+
+    One wake-up per call, not a future per job: at hundreds of jobs a second, per-job futures (a lock and
+    a condition each, and for arun a call into the event loop per job) cost the server's GIL more than
+    the rest of a job's dispatch."""
+
+    __slots__ = ("left", "lock", "event", "wake", "cancelled")
+
+    def __init__(self, wake=None) -> None:
+        self.left = 0
+        self.lock = threading.Lock()
+        self.event = threading.Event() if wake is None else None
+        self.wake = wake  # arun: called in whichever thread finishes the last job
+        self.cancelled = False  # arun's caller gave up: jobs still queued are skipped
+
+    def finished(self) -> None:
+        if self.event is not None:
+            self.event.set()
+        else:
+            self.wake()
+
+
+def _settle(item: _Item, result: JobResult) -> None:
+    """Record a job's result (the first one only) and tell the caller when it was its call's last."""
+    batch = item.batch
+    with batch.lock:
+        if item.result is not None:
+            return
+        item.result = result
+        batch.left -= 1
+        last = batch.left == 0
+    if last:
+        batch.finished()
 
 
 class _Item:
-    __slots__ = ("job", "payload", "spec", "expected", "future", "t0")
+    __slots__ = ("job", "payload", "spec", "expected", "batch", "result", "t0")
 
     def __init__(self, job: Job, payload: dict, spec: dict, expected: int) -> None:
         self.job, self.payload, self.spec, self.expected = job, payload, spec, expected
-        self.future: concurrent.futures.Future = concurrent.futures.Future()
+        self.batch: _Batch | None = None
+        self.result: JobResult | None = None
         self.t0 = time.monotonic()
 
 
@@ -132,8 +160,8 @@ class Sandbox:
             item = self._queue.get()
             if item is None:
                 break
-            if not item.future.set_running_or_notify_cancel():
-                continue  # cancelled while queued: skip it; once running it can no longer be cancelled
+            if item.batch.cancelled:
+                continue  # nobody waits for it any more
             try:
                 worker = self._handle(slot, item, worker, sent)
             except Exception as e:  # a bug here must neither kill this thread nor leave the caller waiting
@@ -141,7 +169,7 @@ class Sandbox:
                 if worker is not None:
                     worker.kill()  # its protocol state is unknown
                     worker = None
-                _settle(item.future, self._failed(item, "killed", f"sandbox error: {type(e).__name__}: {e}"))
+                _settle(item, self._failed(item, "killed", f"sandbox error: {type(e).__name__}: {e}"))
         if worker is not None:
             worker.close()
         self._alive[slot] = False
@@ -185,9 +213,9 @@ class Sandbox:
             worker = None
             self._stats["worker_restarts"] += 1
             if reply is None or "results" not in reply:
-                _settle(item.future, self._failed(item, "killed", why))
+                _settle(item, self._failed(item, "killed", why))
                 return worker
-        _settle(item.future, self._assemble(item, reply))
+        _settle(item, self._assemble(item, reply))
         return worker
 
     def _replace(self, slot: int, item: _Item, sent: OrderedDict):
@@ -200,7 +228,7 @@ class Sandbox:
         except Exception as e:
             self._alive[slot] = False
             self._stats["worker_failures"] += 1
-            _settle(item.future, self._failed(item, "killed", f"sandbox worker unavailable: {e}"))
+            _settle(item, self._failed(item, "killed", f"sandbox worker unavailable: {e}"))
             return None
 
     def _failed(self, item: _Item, status: str, why: str) -> JobResult:
@@ -228,9 +256,9 @@ class Sandbox:
         return JobResult(outcomes, item.expected, time.monotonic() - item.t0, detail=reply.get("note", ""),
                          stats=stats)
 
-    def _payload(self, job: Job) -> tuple[dict, dict, int]:
+    def _payload(self, job: Job, label_json: str) -> tuple[dict, dict, int]:
         label, cfg = job.label, self.config
-        p = plan(label)
+        p = plan(label, label_json)
         payload = {
             "digest": p["digest"], "code": job.code,
             "test_timeout_s": label.time_limit_s or cfg.test_timeout_s, "job_timeout_s": cfg.job_timeout_s,
@@ -242,34 +270,44 @@ class Sandbox:
         }
         return payload, p["spec"], len(p["spec"]["plan"])
 
-    def _submit(self, jobs: Sequence[Job]) -> tuple[list[_Item], list[int]]:
+    def _submit(self, jobs: Sequence[Job], wake=None) -> tuple[list[_Item], list[int], _Batch]:
         if self._state != "running":
             self.start()
         uniq: dict = {}
         items: list[_Item] = []
         index = []
+        labels: dict[int, str] = {}  # a batch has few labels: serialise each once (ids live: jobs hold them)
         for job in jobs:
             if not isinstance(job, Job):
                 raise TypeError(f"expected coderl.rewards.sandbox.Job, got {type(job).__name__}")
-            key = (job.code, job.label.to_json()) if self.config.dedup else len(items)
+            label_json = labels.get(id(job.label))
+            if label_json is None:
+                label_json = labels[id(job.label)] = job.label.to_json()
+            key = (job.code, label_json) if self.config.dedup else len(items)
             if key not in uniq:
-                payload, spec, expected = self._payload(job)
+                payload, spec, expected = self._payload(job, label_json)
                 item = _Item(job, payload, spec, expected)
-                if expected == 0:
-                    _settle(item.future, JobResult([], 0, detail="the label declares no test cases"))
                 uniq[key] = len(items)
                 items.append(item)
             index.append(uniq[key])
+        batch = _Batch(wake)
+        batch.left = len(items)
+        for item in items:
+            item.batch = batch
+            if item.expected == 0:
+                _settle(item, JobResult([], 0, detail="the label declares no test cases"))
+        if not items:
+            batch.finished()
         with self._lock:
             if self._state == "closed":
                 raise SandboxError("Sandbox is closed")
             for item in items:
-                if not item.future.done():
+                if item.result is None:
                     self._queue.put(item)
             self._stats["jobs"] += len(jobs)
             self._stats["cached"] += len(jobs) - len(items)
             self._stats["tests"] += sum(it.expected for it in items)
-        return items, index
+        return items, index, batch
 
     @staticmethod
     def _expand(results: list[JobResult], index: list[int]) -> list[JobResult]:
@@ -286,16 +324,30 @@ class Sandbox:
 
     def run(self, jobs: Sequence[Job]) -> list[JobResult]:
         """Run jobs (blocking, thread-safe); results in input order. Never raises for a bad program."""
-        items, index = self._submit(jobs)
-        return self._expand([it.future.result() for it in items], index)
+        items, index, batch = self._submit(jobs)
+        batch.event.wait()
+        return self._expand([it.result for it in items], index)
 
     async def arun(self, jobs: Sequence[Job]) -> list[JobResult]:
         """Like run(), awaitable; the event loop is never blocked."""
         if self._state != "running":
             await asyncio.to_thread(self.start)
-        items, index = self._submit(jobs)
-        results = await asyncio.gather(*(asyncio.wrap_future(it.future) for it in items))
-        return self._expand(list(results), index)
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+
+        def wake() -> None:
+            try:
+                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+            except RuntimeError:  # the loop was closed meanwhile: nobody waits any more
+                pass
+
+        items, index, batch = self._submit(jobs, wake)
+        try:
+            await done
+        except asyncio.CancelledError:
+            batch.cancelled = True
+            raise
+        return self._expand([it.result for it in items], index)
 
     def close(self) -> None:
         """Stop the workers and kill everything they ran; pending jobs get 'killed' outcomes."""
@@ -318,7 +370,7 @@ class Sandbox:
             if item is not None:
                 pending.append(item)
         for item in pending:
-            _settle(item.future, self._failed(item, "killed", "sandbox closed before the job ran"))
+            _settle(item, self._failed(item, "killed", "sandbox closed before the job ran"))
         for _ in self._threads:
             self._queue.put(None)
         for t in self._threads:
