@@ -17,8 +17,17 @@ class FrameError(ValueError):
     """A frame over its size limit, or bytes that are not a frame of JSON."""
 
 
+# json.dumps with separators builds a JSONEncoder and a C encoder per call: a third of the cost of a small
+# frame. One C encoder serves every frame (same output; no cycle check: frames are trees built here, and the
+# values in them come from wire.encode, which turns a cycle into a handle).
+_ENCODE = json.encoder.c_make_encoder and json.encoder.c_make_encoder(
+    None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+
+
 def dumps(obj) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+    if _ENCODE is None:  # an interpreter without the C accelerator
+        return json.dumps(obj, separators=(",", ":")).encode()
+    return "".join(_ENCODE(obj, 0)).encode()
 
 
 def loads(data: bytes):

@@ -13,10 +13,12 @@ outcome goes back as a record the moment it is decided. Tests run in the order t
 times each from the previous record, so a test that hangs is the first one not yet reported. stdlib only: this module runs inside the sandbox.
 """
 
+import _signal
 import builtins
 import collections
 import io
 import math
+import operator
 import os
 import signal
 import socket
@@ -729,6 +731,9 @@ class _Result(unittest.TestResult):
         self.current = None
         self.fixture_error = None
 
+    def _exc_info_to_string(self, err, test):
+        return ""  # unittest's own report (a formatted traceback per failure) is never read: describe() is
+
     def flush(self, upto=None):
         """Report the tests unittest skipped before `upto` (None: all the rest): a fixture of theirs failed."""
         while self.pos < len(self.order) and self.order[self.pos] != upto:
@@ -840,35 +845,37 @@ _RUNNERS = {"unittest": _unittest_runner, "assert": _assert_runner, "humaneval":
 # ------------------------------------------------------------------------------------------ the process
 
 class _State:
-    """What a job may leave behind in this long-lived process; a job that changed it ends the process."""
+    """What a job may leave behind in this long-lived process; a job that changed it ends the process.
+    Checked after every job, so the checks stay in C: identity of every saved value (operator.is_)."""
 
     def __init__(self):
         self.builtins = dict(builtins.__dict__)
         self.testcase = dict(vars(unittest.TestCase))
         self.streams = (sys.stdout, sys.stderr, sys.stdin)
-        self.signals = {s: signal.getsignal(s) for s in (signal.SIGALRM, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD)}
+        self.signals = {s: _signal.getsignal(s) for s in (signal.SIGALRM, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD)}
         self.modules = set(sys.modules)
         self.recursion = sys.getrecursionlimit()
         self.environ = dict(os.environ)
+        self.environ_data = dict(os.environ._data)  # the encoded form os.environ keeps: compared in C
+
+    @staticmethod
+    def _same(current, saved):
+        return len(current) == len(saved) and all(map(operator.is_, map(current.get, saved), saved.values()))
 
     def restore(self):
         """Undo what is cheap to undo; True when the process is still fit for another job."""
-        for name in list(sys.modules):
-            if name not in self.modules and (name.startswith("test_module_") or name == "solution"):
+        for name in sys.modules.keys() - self.modules:
+            if name.startswith("test_module_") or name == "solution":
                 del sys.modules[name]
         unittest.mock.patch.stopall()  # patches a test started and never stopped
         sys.stdout, sys.stderr, sys.stdin = self.streams
         sys.setrecursionlimit(self.recursion)
-        if os.environ != self.environ:
+        if os.environ._data != self.environ_data:
             os.environ.clear()
             os.environ.update(self.environ)
-        cur = builtins.__dict__
-        if len(cur) != len(self.builtins) or any(cur.get(k) is not v for k, v in self.builtins.items()):
+        if not self._same(builtins.__dict__, self.builtins) or not self._same(vars(unittest.TestCase), self.testcase):
             return False
-        tc = vars(unittest.TestCase)
-        if len(tc) != len(self.testcase) or any(tc.get(k) is not v for k, v in self.testcase.items()):
-            return False
-        if any(signal.getsignal(s) is not h for s, h in self.signals.items()):
+        if any(_signal.getsignal(s) is not h for s, h in self.signals.items()):
             return False
         return threading.active_count() == 1
 

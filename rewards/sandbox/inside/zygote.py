@@ -8,6 +8,7 @@ nothing but the preloaded standard library and its own program. The zygote repor
 when it exits, its wait status; it reaps nothing else. stdlib only.
 """
 
+import _signal
 import fcntl
 import gc
 import io
@@ -41,7 +42,7 @@ _REHEARSAL_REQUESTS = (["call", 3, [["l", 1, 2, 3, 4.5]], {}, {}], ["call", 3, [
 _REHEARSALS = 16  # CPython 3.11 specialises a function's bytecode after 8 calls
 
 
-def _child(fds, req, ruleset):
+def _child(fds, req, ruleset, stdio):
     """In the forked candidate: isolate, limit, become the candidate. Never returns."""
     try:
         os.setsid()
@@ -61,17 +62,35 @@ def _child(fds, req, ruleset):
                          (resource.RLIMIT_CORE, 0)):
             resource.setrlimit(res, (val, val))
         resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_time_s"], lim["cpu_time_s"] + 1))
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="replace")
-        sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
-                                                        errors="backslashreplace")
-        sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
-                                                        errors="backslashreplace", write_through=True)
+        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # not signal.signal: its enum wrapping is cold code here
+        sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = stdio
         if req.get("hook"):
             containment.install(req["jobdir"], req["readable"])
     except BaseException:
         os._exit(70)
     candidate.main(req.get("limit", 64 * _MB))
+
+
+def _stdio():
+    """The candidates' sys.stdin, stdout and stderr, made once here: fresh in every candidate (this process
+    never uses them) and cheaper to inherit than to build. Each wrapper learns at creation whether its
+    descriptor is seekable, so they are made on descriptors of the kinds a candidate gets: fd 0 here is
+    /dev/null like a candidate's stdin (or its stdio test's input, a memfd: seekable too); fds 1 and 2
+    become pipes meanwhile, like a candidate's stdout and stderr."""
+    r, w = os.pipe()
+    saved = os.dup(1), os.dup(2)
+    try:
+        os.dup2(w, 1)
+        os.dup2(w, 2)
+        return (io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="replace"),
+                io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace"),
+                io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
+                                 write_through=True))
+    finally:
+        for target, fd in enumerate(saved, 1):
+            os.dup2(fd, target)
+        for fd in (r, w, *saved):
+            os.close(fd)
 
 
 def _rehearse(ruleset):
@@ -96,8 +115,6 @@ def _rehearse(ruleset):
             reader = framing.Reader(64 * _MB)
             candidate.run(reader.recv(candidate.CHANNEL_FD), reader)
             ours.close()
-            for wrapped in ((0, "r", "replace"), (1, "w", "backslashreplace")):
-                io.TextIOWrapper(io.FileIO(wrapped[0], wrapped[1], closefd=False), encoding="utf-8", errors=wrapped[2])
             for res in (resource.RLIMIT_AS, resource.RLIMIT_NOFILE):
                 resource.setrlimit(res, resource.getrlimit(res))
             if ruleset is not None:
@@ -120,6 +137,7 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
     ruleset = landlock.Ruleset.build(read_paths, write_paths, exec_paths) if use_landlock else None
     os.environ.clear()  # once here: each candidate then only sets its own directory
     os.environ.update({"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/", "TMPDIR": "/"})
+    stdio = _stdio()
     _rehearse(ruleset)
     gc.collect()
     try:  # hand the heap's free pages back: each page still mapped is one more entry for every fork to copy
@@ -152,7 +170,7 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
                 sock.close()
                 os.close(wake_r)
                 os.close(wake_w)
-                _child(fds, req, ruleset)
+                _child(fds, req, ruleset, stdio)
             for fd in fds:
                 os.close(fd)
             sock.sendall(json.dumps({"pid": pid}).encode())
