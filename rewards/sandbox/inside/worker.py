@@ -21,7 +21,7 @@ import socket
 import sys
 import time
 
-from . import candidate, framing
+from . import candidate, framing, zygote
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
@@ -102,7 +102,6 @@ class Worker:
 
     # ---------------------------------------------------------------- helpers
     def start_zygote(self):
-        from . import zygote
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         prefix = os.path.realpath(sys.base_prefix)
         read = ["/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32", prefix, "/etc/localtime", "/dev/null",
@@ -113,7 +112,6 @@ class Worker:
         self.zsock = ours
         hello = json.loads(ours.recv(65536) or b"{}")
         self.landlock = hello.get("landlock", [])
-        self.readable = read
 
     def _zmsg(self, deadline):
         """The zygote's next message (an exit report or a pid); None if it is gone or silent past deadline."""
@@ -123,10 +121,11 @@ class Worker:
         if not data:
             self.dirty = True  # a zygote cannot be replaced: a new one would be forked from a used worker
             return None
-        msg = json.loads(data)
-        if "exit" in msg:
-            self.zexits[msg["exit"]] = msg["status"]
-        return msg
+        pid, status = zygote.REPORT.unpack(data)
+        if status == zygote.SPAWNED:
+            return {"pid": pid}
+        self.zexits[pid] = status
+        return {"exit": pid, "status": status}
 
     def start_judge(self):
         from . import judge
@@ -155,7 +154,7 @@ class Worker:
         r_err, w_err = os.pipe()
         stdin = stdin_fd if stdin_fd is not None else os.open("/dev/null", os.O_RDONLY)
         req = {"jobdir": jobdir, "limits": lim, "nproc": self._tasks() + lim["max_processes"],
-               "hook": not self.namespace, "readable": self.readable, "limit": 1 << 26}
+               "hook": not self.namespace, "limit": 1 << 26}
         try:
             socket.send_fds(self.zsock, [json.dumps(req).encode()], [stdin, w_out, w_err, theirs.fileno()])
         finally:

@@ -18,6 +18,7 @@ import resource
 import select
 import signal
 import socket
+import struct
 import sys
 
 from . import candidate, containment, framing, landlock
@@ -27,6 +28,10 @@ from . import candidate, containment, framing, landlock
 PRELOAD = ("typing", "collections", "itertools", "functools", "math", "re", "heapq", "bisect", "string", "operator",
            "copy", "random")
 _MB = 1 << 20
+# What the zygote tells the worker, one datagram each: (pid, SPAWNED) when it forked a candidate, (pid, wait
+# status) when that candidate ended. Binary: json.dumps here would be per-fork work in the zygote.
+REPORT = struct.Struct("=ii")
+SPAWNED = -1  # never a wait status
 # A stand-in job for _rehearse (no job's data: written here): a program with the usual kinds of globals and
 # the requests a judge typically makes of it (handles 1-4 are its globals in definition order).
 _REHEARSAL_PROGRAM = (
@@ -42,9 +47,10 @@ _REHEARSAL_REQUESTS = (["call", 3, [["l", 1, 2, 3, 4.5]], {}, {}], ["call", 3, [
 _REHEARSALS = 16  # CPython 3.11 specialises a function's bytecode after 8 calls
 
 
-def _child(fds, req, ruleset, stdio):
+def _child(fds, data, ruleset, stdio, readable):
     """In the forked candidate: isolate, limit, become the candidate. Never returns."""
     try:
+        req = json.loads(data)  # here, not in the zygote: every page the zygote writes, it copies per fork
         os.setsid()
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in fds]
         for target, fd in enumerate(high):  # via high numbers: a source may sit on a lower target
@@ -65,7 +71,7 @@ def _child(fds, req, ruleset, stdio):
         _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # not signal.signal: its enum wrapping is cold code here
         sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = stdio
         if req.get("hook"):
-            containment.install(req["jobdir"], req["readable"])
+            containment.install(req["jobdir"], readable)
     except BaseException:
         os._exit(70)
     candidate.main(req.get("limit", 64 * _MB))
@@ -155,25 +161,24 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
     while True:
         ready, _, _ = select.select([sock, wake_r], [], [])
         if wake_r in ready:
-            os.read(wake_r, 4096)
+            os.read(wake_r, 64)
         if sock in ready:
             try:
-                data, fds, _flags, _addr = socket.recv_fds(sock, 65536, 8)
+                data, fds, _flags, _addr = socket.recv_fds(sock, 8192, 8)
             except OSError:
                 return
             if not data:
                 return
-            req = json.loads(data)
             pid = os.fork()
             if pid == 0:
                 signal.set_wakeup_fd(-1)
                 sock.close()
                 os.close(wake_r)
                 os.close(wake_w)
-                _child(fds, req, ruleset, stdio)
+                _child(fds, data, ruleset, stdio, read_paths)
             for fd in fds:
                 os.close(fd)
-            sock.sendall(json.dumps({"pid": pid}).encode())
+            sock.send(REPORT.pack(pid, SPAWNED))
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -181,4 +186,4 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
                 break
             if pid == 0:
                 break
-            sock.sendall(json.dumps({"exit": pid, "status": status}).encode())
+            sock.send(REPORT.pack(pid, status))
