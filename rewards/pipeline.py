@@ -53,12 +53,12 @@ class Prepared:
     response: str
     extracted: Extracted
     format_ok: bool
-    syntax_ok: bool
+    syntax_ok: bool | None  # None: not checked yet; Scorer.finish decides it, from the run when it can
     how: str  # "label", a template name, "prefix" or "unmatched"
 
     @property
     def runnable(self) -> bool:
-        return self.label is not None and self.extracted.code is not None and self.syntax_ok
+        return self.label is not None and self.extracted.code is not None and self.syntax_ok is not False
 
 
 class Scorer:
@@ -109,13 +109,14 @@ class Scorer:
         log.warning("prompt not found in the dataset, reward %.3g: %r%s", self.cfg.unmatched_reward, excerpt,
                     " (further unmatched prompts are counted in /metrics, not logged)" if last else "")
 
-    def prepare_one(self, query: str, prompt: str | None = None, label: str | None = None) -> Prepared:
+    def prepare_one(self, query: str, prompt: str | None = None, label: str | None = None,
+                    check_syntax: bool = True) -> Prepared:
         """Find the problem (from the label when given, else the index) and extract the code. Never raises.
 
         The response is the text after the prompt that starts the query: after the exact `prompt` when
         the client sent it, else after the assistant marker that follows the first user turn (or the
         matched prompt); markers or prompts a response imitates never move that split. With a label
-        the query text is never looked up.
+        the query text is never looked up. check_syntax=False leaves syntax_ok None for finish() to decide.
         """
         lab = self._parse_label(label) if isinstance(label, str) and label.strip() else None
         how = "label" if lab is not None else "unmatched"
@@ -141,16 +142,22 @@ class Scorer:
         if fmt not in ANSWER_FORMATS:
             fmt = self.cfg.answer_format
         # Raw code was only extracted because it parses: a 2 MB response is not compiled twice.
-        syntax = extracted.code is not None and (extracted.source == "raw" or parses(extracted.code))
+        if extracted.code is None or extracted.source == "raw":
+            syntax = extracted.code is not None
+        else:
+            syntax = parses(extracted.code) if check_syntax else None
         return Prepared(lab, response, extracted, format_ok(response, fmt, extracted), syntax, how)
 
     def prepare(self, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
                 labels: Sequence[str | None] | None = None) -> list[Prepared]:
-        """prepare_one over a batch (prompts/labels may be None or lists of the same length)."""
+        """prepare_one over a batch (prompts/labels may be None or lists of the same length), the syntax check
+        left to finish(): the sandbox compiles every program it runs anyway, and parsing each one here too
+        was the largest share of the server's own time per job."""
         out = []
         for i, q in enumerate(queries):
             try:
-                out.append(self.prepare_one(q, prompts[i] if prompts else None, labels[i] if labels else None))
+                out.append(self.prepare_one(q, prompts[i] if prompts else None, labels[i] if labels else None,
+                                            check_syntax=False))
             except Exception:  # a bug must cost one query its reward, not the whole batch
                 log.exception("internal error while preparing query %d; it gets the unmatched reward", i)
                 out.append(Prepared(None, "", Extracted(None, "none"), False, False, "error"))
@@ -175,9 +182,25 @@ class Scorer:
                 continue
             ran = i in by_pos
             res = by_pos.get(i)
+            syntax_ok = p.syntax_ok
+            if syntax_ok is None:
+                syntax_ok = compiled(res) or parses(p.extracted.code)
+            if not syntax_ok:  # scored as code that was never run, as when the check came first
+                ran, res = False, None
             out.append(compute_reward(self.cfg, response=p.response, code=p.extracted.code, format_ok=p.format_ok,
-                                      syntax_ok=p.syntax_ok, result=res, deadline_missed=ran and res is None))
+                                      syntax_ok=syntax_ok, result=res, deadline_missed=ran and res is None))
         return out
+
+
+# Outcomes only a program that compiled can have: the tests ran against it (or its import raised). A program
+# that does not compile gets "syntax" for every test; "timeout", "memory" and "killed" prove nothing.
+_RAN = frozenset({"passed", "failed", "error", "unsupported"})
+
+
+def compiled(result: JobResult | None) -> bool:
+    """True when the sandbox's result shows the program compiled (and so parses: ast.parse accepts all that
+    compile() does); False when it shows nothing either way."""
+    return result is not None and any(o.status in _RAN for o in result.outcomes)
 
 
 def score(scorer: Scorer, runner: Sandbox, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
