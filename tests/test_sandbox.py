@@ -209,6 +209,31 @@ def test_timeout_is_enforced_from_outside(sb):
     assert time.monotonic() - t0 < 5
 
 
+SPIN = FN + "def spin(*a):\n    while True:\n        pass\n"
+
+
+@pytest.mark.parametrize("tests, statuses", [
+    # The judge holds its records back for a moment and sends them together (inside/worker.py, _HOLD_S):
+    # after a kill it must still credit what was decided and charge the timeout to the test that hung.
+    (["assert add(1, 2) == 3", "assert mul(2, 3) == 6", "assert spin()", "assert add(2, 2) == 4"],
+     ["passed", "passed", "timeout", "passed"]),
+    # A test that loops in the judge itself: the judge cannot answer, so the worker must find the test again.
+    (["assert add(1, 2) == 3", "while True:\n    pass", "assert add(2, 2) == 4"], ["passed", "timeout", "passed"]),
+])
+def test_a_hang_costs_only_its_own_test(sb, tests, statuses):
+    label = parse_label({"format": "assert", "time_limit_s": 0.5, "tests": tests})
+    assert [o.status for o in sb.run([Job(SPIN, label)])[0].outcomes] == statuses
+
+
+def test_a_fixture_that_hangs_costs_the_tests_it_sets_up(sb):
+    mod = ("import unittest\nclass A(unittest.TestCase):\n    def test_ok(self):\n        self.assertEqual(add(1, 2), 3)\n"
+           "class B(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n        spin()\n"
+           "    def test_x(self):\n        pass\n    def test_y(self):\n        pass\n"
+           "class C(unittest.TestCase):\n    def test_z(self):\n        self.assertEqual(mul(2, 3), 6)\n")
+    label = parse_label({"format": "unittest", "time_limit_s": 0.5, "tests": [mod]})
+    assert [o.status for o in sb.run([Job(SPIN, label)])[0].outcomes] == ["passed", "timeout", "timeout", "passed"]
+
+
 def test_memory_limit(sb):
     label = parse_label({"format": "assert", "tests": ["assert len(f()) > 0", "assert 1"]})
     r = sb.run([Job("def f():\n    return bytearray(8 * 1024 ** 3)\n", label)])[0]

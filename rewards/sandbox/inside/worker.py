@@ -30,6 +30,10 @@ JUDGE_PRELOAD = ("unittest", "unittest.mock", "json", "collections", "itertools"
                  "copy", "typing", "dataclasses", "datetime", "io", "array", "enum", "contextlib", "textwrap",
                  "tempfile", "inspect", "traceback")
 _GRACE_S = 1.0  # how long the judge may take to notice its candidate was killed
+# The judge may hold its "ready"/"end" records back for up to this long (a quarter of the test limit at most)
+# and send them together: one frame per job instead of one per test. Each test still gets its full limit:
+# the worker's clock adds the hold-back (see _supervise), and after a kill the judge sends what it held.
+_HOLD_S = 0.05
 _SPEC_CACHE = 256
 _RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
 
@@ -97,6 +101,7 @@ class Worker:
         self.zexits = {}
         self.judge = self.jsock = self.jreader = None
         self.judge_specs = set()
+        self.exact = False  # this job's records come one by one (after a judge that held some back got stuck)
         self.specs = {}
         self.landlock = []
 
@@ -304,6 +309,7 @@ class Worker:
         n = len(spec["plan"])
         results = [None] * n
         self.counter += 1
+        self.exact = False
         jobdir = os.path.join(self.base, f"job{self.counter}-{os.urandom(6).hex()}")
         os.mkdir(jobdir, 0o700)
         deadline_job = t0 + job["job_timeout_s"]
@@ -328,7 +334,7 @@ class Worker:
         cand = self.spawn(job, jobdir)
         msg = {"digest": job["digest"], "code": job["code"], "order": list(remaining), "jobdir": jobdir,
                "detail_chars": job["detail_chars"], "max_output": job["max_output"],
-               "max_value_bytes": job.get("max_value_bytes", 16 << 20),
+               "max_value_bytes": job.get("max_value_bytes", 16 << 20), "hold_s": self._hold(job),
                "spec": None if job["digest"] in self.judge_specs else spec}
         self.judge_specs.add(job["digest"])
         try:
@@ -343,16 +349,20 @@ class Worker:
         self.kill_candidate(cand)
         return outcome != "done"
 
+    def _hold(self, job):
+        return 0.0 if self.exact else min(_HOLD_S, job["test_timeout_s"] / 4)
+
     def _supervise(self, job, cand, remaining, results, deadline_job):
-        t_test = job["test_timeout_s"]
+        # A test starts less than `hold` after the judge last sent records, so a deadline of t_test + hold from
+        # the last frame received gives every test at least t_test.
+        t_test = job["test_timeout_s"] + self._hold(job)
         deadline = min(time.monotonic() + t_test, deadline_job)
         started = False  # the program loaded: from now on the test that hangs is the first one unreported
         fds = [self.jsock, cand.out, cand.err, self.zsock]
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                current = remaining[0] if started and remaining else None
-                return self._timed_out(job, cand, current, remaining, results, deadline_job)
+                return self._timed_out(cand, started, remaining, results, deadline_job)
             ready, _, _ = select.select(fds, [], [], left)
             for fd in ready:
                 if fd is self.zsock:
@@ -365,7 +375,9 @@ class Worker:
                     data = self.jsock.recv(_RECV)
                     if not data:  # the judge died
                         self.stop_judge()
-                        if started and remaining:
+                        if not self.exact:  # with the records it held: run the rest again, one by one
+                            self.exact = True
+                        elif started and remaining:
                             results[remaining[0]] = {"status": "killed", "runtime_s": 0.0,
                                                      "detail": "the judge process died"}
                             remaining.pop(0)
@@ -435,18 +447,21 @@ class Worker:
         r["detail"] = (why + "\n" + stderr[-self.cfg_job["detail_chars"]:]).strip()
         return True
 
-    def _timed_out(self, job, cand, current, remaining, results, deadline_job):
-        """A test (or the program's start-up) outlived its deadline: kill the candidate, keep what was decided."""
+    def _timed_out(self, cand, started, remaining, results, deadline_job):
+        """A test (or the program's start-up) outlived its deadline: kill the candidate, keep what was decided.
+
+        The judge notices the dead candidate and sends every record it held back, the test our kill ended
+        reported as "killed": that one timed out (none reported: the first one unreported, e.g. after a
+        fixture hung; the program never loaded: all of them). A judge that does not answer is stuck in code
+        of its own (a test's); its held-back records are lost with it, so the remaining tests run again with
+        records sent one by one, and then the first one unreported is the one that hangs."""
         try:
             os.killpg(cand.pid, signal.SIGKILL)
         except OSError:
             pass
         why = "job wall-clock limit exceeded" if time.monotonic() >= deadline_job else "wall-clock limit exceeded"
-        lost = [current] if current is not None else list(remaining)
-        for i in lost:
-            results[i] = {"status": "timeout", "runtime_s": 0.0, "detail": why}
-            remaining.remove(i)
-        # The judge notices the dead candidate and says so; one that does not answer is stuck itself.
+        timeout = {"status": "timeout", "runtime_s": 0.0, "detail": why}
+        hit = False  # the judge named what our kill ended
         deadline = time.monotonic() + _GRACE_S
         while self.jsock is not None and time.monotonic() < deadline:
             if not select.select([self.jsock], [], [], max(deadline - time.monotonic(), 0))[0]:
@@ -459,13 +474,31 @@ class Worker:
             except framing.FrameError:
                 break
             for rec in records:
-                if rec[0] == "end" and rec[1] in remaining:  # decided before the kill: keep it
-                    results[rec[1]] = {"status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
+                if rec[0] == "end" and rec[1] in remaining:  # decided before the kill, or ended by it
+                    hit = hit or rec[2] == "killed"
+                    results[rec[1]] = dict(timeout) if rec[2] == "killed" else {
+                        "status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
                     remaining.remove(rec[1])
-                elif rec[0] in ("restart", "done", "prelude"):
+                    started = True
+                elif rec[0] == "ready":
+                    started = True
+                elif rec[0] in ("prelude", "restart", "done"):
+                    if not hit:
+                        self._charge(timeout, started, remaining, results)
                     return "restart"
         self.stop_judge()
+        if not self.exact:
+            self.exact = True
+        else:
+            self._charge(timeout, started, remaining, results)
         return "restart"
+
+    @staticmethod
+    def _charge(timeout, started, remaining, results):
+        """The timeout goes to the first test unreported, or to all of them if the program never loaded."""
+        for i in remaining[:1] if started else list(remaining):
+            results[i] = dict(timeout)
+            remaining.remove(i)
 
     # ---------------------------------------------------------------- stdio
     def _run_stdio(self, job, spec, jobdir, results, deadline_job):
