@@ -66,9 +66,12 @@ def bootstrap(cfg: dict) -> str:
     sent along, on first import (so the zygote, forked early, holds only what candidates need), then
     starts the worker."""
     sources = {f"inside.{name}": (_INSIDE / f"{name}.py").read_text() for name in inside.MODULES}
-    return ("import sys, types, importlib.abc, importlib.util\n"
+    # The loader is duck-typed: importlib.abc would import importlib.resources, tempfile, shutil and the
+    # compression modules into every sandbox process, the zygote included (each module more makes every
+    # candidate's fork copy more).
+    return ("import sys, types, importlib.util\n"
             f"_SOURCES = {sources!r}\n"
-            "class _Inside(importlib.abc.MetaPathFinder, importlib.abc.Loader):\n"
+            "class _Inside:\n"
             "    def find_spec(self, name, path=None, target=None):\n"
             "        if name in _SOURCES:\n"
             "            return importlib.util.spec_from_loader(name, self, origin='<' + name.replace('.', '/') + '>')\n"

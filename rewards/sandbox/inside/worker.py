@@ -15,7 +15,6 @@ stdlib only: this module runs inside the sandbox.
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -288,6 +287,7 @@ class Worker:
                 except OSError:
                     pass
                 try:
+                    import shutil  # here: shutil loads the compression modules, which the zygote need not hold
                     if os.path.isdir(p) and not os.path.islink(p):
                         for root, dirs, _files in os.walk(p):  # programs may chmod 000 their dirs
                             for x in [root, *(os.path.join(root, k) for k in dirs)]:

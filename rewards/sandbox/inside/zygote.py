@@ -60,8 +60,9 @@ def _child(fds, data, ruleset, stdio, readable):
         os.closerange(len(fds), 1 << 16)
         os.chdir(req["jobdir"])
         os.environ["HOME"] = os.environ["TMPDIR"] = req["jobdir"]  # PATH and LANG: set in serve()
-        import tempfile
-        tempfile.tempdir = req["jobdir"]
+        tempfile = sys.modules.get("tempfile")  # not imported yet: on first use it reads TMPDIR
+        if tempfile is not None:
+            tempfile.tempdir = req["jobdir"]
         lim = req["limits"]
         for res, val in ((resource.RLIMIT_AS, lim["memory_mb"] * _MB), (resource.RLIMIT_FSIZE, lim["max_file_size_mb"] * _MB),
                          (resource.RLIMIT_NOFILE, lim["max_open_files"]), (resource.RLIMIT_NPROC, req["nproc"]),
