@@ -389,10 +389,8 @@ class Session:
 
     def _check_solution_module(self):
         mod, names = self.solution, self.solution_names
-        if mod is not None and names is not None:
-            current = mod.__dict__
-            if len(current) != len(names) or any(current.get(k) is not v for k, v in names.items()):
-                raise self.unjudgeable("the test replaces a name of the solution module (mock.patch?)")
+        if mod is not None and names is not None and not _State.same(mod.__dict__, names):
+            raise self.unjudgeable("the test replaces a name of the solution module (mock.patch?)")
 
     # ---------------------------------------------------------------- the candidate's requests
     def _serve(self, msg):
@@ -859,7 +857,8 @@ class _State:
         self.environ_data = dict(os.environ._data)  # the encoded form os.environ keeps: compared in C
 
     @staticmethod
-    def _same(current, saved):
+    def same(current, saved):
+        """current holds exactly the keys of saved, each bound to the very same object."""
         return len(current) == len(saved) and all(map(operator.is_, map(current.get, saved), saved.values()))
 
     def restore(self):
@@ -873,7 +872,7 @@ class _State:
         if os.environ._data != self.environ_data:
             os.environ.clear()
             os.environ.update(self.environ)
-        if not self._same(builtins.__dict__, self.builtins) or not self._same(vars(unittest.TestCase), self.testcase):
+        if not self.same(builtins.__dict__, self.builtins) or not self.same(vars(unittest.TestCase), self.testcase):
             return False
         if any(_signal.getsignal(s) is not h for s, h in self.signals.items()):
             return False
