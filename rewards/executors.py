@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -67,39 +67,68 @@ class BaseExecutor:
     def _chunk_len(self, n: int) -> int:
         if self.chunk_size:
             return self.chunk_size
-        # ~4 chunks per worker: small enough that a deadline loses little, big enough to keep workers busy.
-        return max(1, math.ceil(n / (4 * self.workers)))
+        # ~4 chunks per worker: small enough that a deadline loses little, big enough to keep workers busy; at
+        # least 8 jobs, so that many workers do not make a batch many calls (each has a fixed cost).
+        return max(min(n, 8), math.ceil(n / (4 * self.workers)))
 
-    def _lookup(self, jobs: Sequence[Job]) -> tuple[list[JobResult | None], OrderedDict[bytes, list[int]]]:
-        """Results the cache already has, and the job indices still to run grouped by key."""
+    def _lookup(self, part: Sequence[Job], todo: OrderedDict[bytes, list[int]],
+                base: int) -> tuple[list[JobResult | None], list[bytes]]:
+        """For jobs base.. of a batch: the results the cache already has, and the keys of those still to run
+        (added to todo, which groups the batch's job indices by key: a duplicate shares the first one's run)."""
         cache, limits = self.result_cache, limits_digest(self.sandbox_cfg)
-        results: list[JobResult | None] = [None] * len(jobs)
-        todo: OrderedDict[bytes, list[int]] = OrderedDict()
+        results: list[JobResult | None] = [None] * len(part)
+        new: list[bytes] = []
         labels: dict[int, str] = {}  # a GRPO batch has few labels: serialise each once (ids live: jobs hold them)
-        for i, job in enumerate(jobs):
+        for i, job in enumerate(part):
             lj = labels.get(id(job.label))
             if lj is None:
                 lj = labels[id(job.label)] = job.label.to_json()
             k = result_key(job, limits, lj)
             idx = todo.get(k)
-            if idx is not None:  # a duplicate within the batch: shares the first one's run
-                idx.append(i)
+            if idx is not None:
+                idx.append(base + i)
                 continue
             results[i] = cache.get(k) if cache is not None else None
             if results[i] is None:
-                todo[k] = [i]
-        return results, todo
+                todo[k] = [base + i]
+                new.append(k)
+        return results, new
 
     async def run(self, jobs: Sequence[Job], deadline_s: float) -> list[JobResult | None]:
         """Results in job order; None for a job that did not finish within deadline_s seconds."""
+        async def whole():
+            yield jobs
+
+        return await self.run_parts(whole(), len(jobs), deadline_s)
+
+    async def run_parts(self, parts: AsyncIterator[Sequence[Job]], expected: int,
+                        deadline_s: float) -> list[JobResult | None]:
+        """run() for a batch whose jobs come in parts (the server prepares a batch in slices): a part's jobs
+        start as soon as it comes, and one that repeats an earlier part's still runs once. Results in the
+        order the jobs came; expected (about how many jobs will come) sizes the chunks; the deadline counts
+        from this call."""
         t0 = time.monotonic()
         before = self.result_cache.stats() if self.result_cache is not None else None
-        # Off the event loop: normalising and hashing a big batch's code takes tens of milliseconds.
-        results, todo = await asyncio.to_thread(self._lookup, jobs)
-        unique = [jobs[idx[0]] for idx in todo.values()]
-        outs = await self._run_deadline(unique, deadline_s) if unique else []
+        jobs: list[Job] = []
+        results: list[JobResult | None] = []
+        todo: OrderedDict[bytes, list[int]] = OrderedDict()
+        size, waiting, chunks = self._chunk_len(expected), [], []
+        async for part in parts:
+            base = len(jobs)
+            jobs.extend(part)
+            # Off the event loop: normalising and hashing a big batch's code takes tens of milliseconds.
+            res, new = await asyncio.to_thread(self._lookup, part, todo, base)
+            results.extend(res)
+            waiting.extend(new)
+            while len(waiting) >= size:
+                chunks.append(self._start(waiting[:size], todo, jobs))
+                del waiting[:size]
+        if waiting:
+            chunks.append(self._start(waiting, todo, jobs))
+        outs = await self._wait(chunks, t0 + deadline_s, deadline_s, len(todo))
         missed = shared = 0
-        for (k, idx), res in zip(todo.items(), outs, strict=True):
+        for k, idx in todo.items():
+            res = outs[k]
             if res is None:
                 missed += len(idx)
                 continue
@@ -108,8 +137,8 @@ class BaseExecutor:
             for n, i in enumerate(idx):
                 results[i] = res if n == 0 else replace(res, cached=True)
             shared += len(idx) - 1
-        hits = len(jobs) - len(unique) - shared
-        stats = {"jobs": len(jobs), "executed": len(unique), "cache_hits": hits + shared,
+        hits = len(jobs) - len(todo) - shared
+        stats = {"jobs": len(jobs), "executed": len(todo), "cache_hits": hits + shared,
                  "result_cache_hits": hits, "deadline_missed": missed, "seconds": time.monotonic() - t0}
         if before is not None:
             after = self.result_cache.stats()
@@ -119,11 +148,16 @@ class BaseExecutor:
         self.last_stats = stats
         return results
 
-    async def _run_deadline(self, jobs: list[Job], deadline_s: float) -> list[JobResult | None]:
-        size = self._chunk_len(len(jobs))
-        chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
-        tasks = [asyncio.ensure_future(self._run_chunk(c)) for c in chunks]
-        done, pending = await asyncio.wait(tasks, timeout=max(deadline_s, 0.0))
+    def _start(self, keys: list[bytes], todo: OrderedDict[bytes, list[int]],
+               jobs: list[Job]) -> tuple[list[bytes], asyncio.Future]:
+        """A chunk of the batch's unique jobs, running."""
+        return keys, asyncio.ensure_future(self._run_chunk([jobs[todo[k][0]] for k in keys]))
+
+    async def _wait(self, chunks: list[tuple[list[bytes], asyncio.Future]], deadline: float, deadline_s: float,
+                    n: int) -> dict[bytes, JobResult | None]:
+        """Each key's result, None for those whose chunk did not finish by the deadline (a monotonic time)."""
+        tasks = [task for _, task in chunks]
+        done, pending = await asyncio.wait(tasks, timeout=max(deadline - time.monotonic(), 0.0)) if tasks else ((), ())
         # Late chunks are abandoned, not cancelled: cancelling would cancel the sandbox's futures under its
         # dispatcher threads. They finish in the background and their results are dropped.
         for t in pending:
@@ -131,20 +165,20 @@ class BaseExecutor:
             t.add_done_callback(self._forget)
         if pending:
             log.warning("batch deadline (%.1fs) passed: %d of %d jobs unfinished are scored as failed",
-                        deadline_s, sum(len(c) for c, t in zip(chunks, tasks, strict=True) if t in pending), len(jobs))
-        out: list[JobResult | None] = []
-        for chunk, task in zip(chunks, tasks, strict=True):
+                        deadline_s, sum(len(k) for k, t in chunks if t in pending), n)
+        out: dict[bytes, JobResult | None] = {}
+        for keys, task in chunks:
             if task in pending:
-                out.extend([None] * len(chunk))
+                res: list = [None] * len(keys)
             elif task.exception() is not None:
-                log.error("executor failed on %d jobs (scored as failed): %r", len(chunk), task.exception())
-                out.extend(_failed(f"executor error: {task.exception()!r}") for _ in chunk)
+                log.error("executor failed on %d jobs (scored as failed): %r", len(keys), task.exception())
+                res = [_failed(f"executor error: {task.exception()!r}") for _ in keys]
             else:
                 res = task.result()
-                if len(res) != len(chunk):
-                    log.error("executor returned %d results for %d jobs", len(res), len(chunk))
-                    res = [_failed("executor returned a wrong number of results")] * len(chunk)
-                out.extend(res)
+                if len(res) != len(keys):
+                    log.error("executor returned %d results for %d jobs", len(res), len(keys))
+                    res = [_failed("executor returned a wrong number of results")] * len(keys)
+            out.update(zip(keys, res, strict=True))
         return out
 
 

@@ -43,6 +43,7 @@ from coderl.rewards.syntax import parses
 log = logging.getLogger("coderl.reward_server")
 
 _UNMATCHED_LOG_LIMIT = 20  # distinct unmatched prompts logged; the metric counts all of them
+_SLICE = 64  # queries ascore prepares at a time; the jobs of each slice start before the next is prepared
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,7 @@ class Scorer:
         was the largest share of the server's own time per job."""
         out = []
         for i, q in enumerate(queries):
+            time.sleep(0)  # lets a dispatcher thread waiting for the GIL run now, not after the 5 ms switch interval
             try:
                 out.append(self.prepare_one(q, prompts[i] if prompts else None, labels[i] if labels else None,
                                             check_syntax=False))
@@ -215,9 +217,22 @@ def score(scorer: Scorer, runner: Sandbox, queries: Sequence[str], prompts: Sequ
 async def ascore(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
                  labels: Sequence[str | None] | None = None, deadline_s: float = 1e9) -> list[RewardBreakdown]:
     """score() for an event loop: CPU-bound steps on worker threads, jobs through an executor (local pool
-    or Ray) that returns None for what misses the batch deadline, counted from the call."""
-    t0 = time.monotonic()
-    prepared = await asyncio.to_thread(scorer.prepare, queries, prompts, labels)
-    positions, jobs = scorer.jobs(prepared)
-    results = await executor.run(jobs, deadline_s - (time.monotonic() - t0)) if jobs else []
+    or Ray) that returns None for what misses the batch deadline, counted from the call. The batch is
+    prepared in slices whose jobs start at once: the sandboxes work on the first slice while the server
+    prepares the rest (with many workers, preparing a whole batch first left them idle for a good share of it)."""
+    prepared: list[Prepared] = []
+    positions: list[int] = []
+
+    async def parts():
+        for lo in range(0, len(queries), _SLICE):
+            hi = lo + _SLICE
+            part = await asyncio.to_thread(scorer.prepare, queries[lo:hi], prompts[lo:hi] if prompts else None,
+                                           labels[lo:hi] if labels else None)
+            pos, jobs = scorer.jobs(part)
+            prepared.extend(part)
+            positions.extend(lo + p for p in pos)
+            if jobs:
+                yield jobs
+
+    results = await executor.run_parts(parts(), len(queries), deadline_s)
     return await asyncio.to_thread(scorer.finish, prepared, positions, results)

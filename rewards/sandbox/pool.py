@@ -41,6 +41,7 @@ from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxErro
 
 log = logging.getLogger(__name__)
 _WORKER_SPECS = 256  # label specs a worker keeps (inside/worker.py's _SPEC_CACHE)
+_LABEL_JSONS = 4096  # labels whose JSON a pool keeps (as many as plan.py keeps plans of)
 
 class _Batch:
     """One run() / arun() call: how many of its jobs are still to finish, and how its caller is told.
@@ -101,6 +102,8 @@ class Sandbox:
         self._lock = threading.Lock()
         self._state = "new"
         self._stats = {"jobs": 0, "cached": 0, "tests": 0, "worker_restarts": 0, "worker_failures": 0}
+        self._labels: OrderedDict = OrderedDict()  # id(label) -> (label, its JSON)
+        self._limits: dict | None = None  # the part of a job's payload that all jobs share
         self._tmp: tempfile.TemporaryDirectory | None = None
         self.landlock: list[str] = []  # what Landlock confines in the candidates ([] = not available / off)
 
@@ -259,16 +262,32 @@ class Sandbox:
     def _payload(self, job: Job, label_json: str) -> tuple[dict, dict, int]:
         label, cfg = job.label, self.config
         p = plan(label, label_json)
-        payload = {
-            "digest": p["digest"], "code": job.code,
-            "test_timeout_s": label.time_limit_s or cfg.test_timeout_s, "job_timeout_s": cfg.job_timeout_s,
-            "max_output": cfg.max_output_bytes, "detail_chars": cfg.detail_chars,
-            "max_value_bytes": cfg.max_value_mb << 20,
-            "limits": {"memory_mb": cfg.memory_mb, "cpu_time_s": cfg.cpu_time_s,
-                       "max_file_size_mb": cfg.max_file_size_mb, "max_processes": cfg.max_processes,
-                       "max_open_files": cfg.max_open_files},
-        }
+        if self._limits is None:  # the same for every job of this pool
+            self._limits = {
+                "job_timeout_s": cfg.job_timeout_s, "max_output": cfg.max_output_bytes,
+                "detail_chars": cfg.detail_chars, "max_value_bytes": cfg.max_value_mb << 20,
+                "limits": {"memory_mb": cfg.memory_mb, "cpu_time_s": cfg.cpu_time_s,
+                           "max_file_size_mb": cfg.max_file_size_mb, "max_processes": cfg.max_processes,
+                           "max_open_files": cfg.max_open_files}}
+        payload = {"digest": p["digest"], "code": job.code, "test_timeout_s": label.time_limit_s or cfg.test_timeout_s,
+                   **self._limits}
         return payload, p["spec"], len(p["spec"]["plan"])
+
+    def _label_json(self, label) -> str:
+        """label.to_json(), computed once per label object: GRPO sends each label many times, in calls of a few
+        jobs each (an executor chunk), and serialising a label costs about as much as dispatching a job.
+        Labels are frozen; the entry holds the label itself, so its id cannot be reused while cached."""
+        with self._lock:
+            hit = self._labels.get(id(label))
+            if hit is not None and hit[0] is label:
+                self._labels.move_to_end(id(label))
+                return hit[1]
+        text = label.to_json()
+        with self._lock:
+            self._labels[id(label)] = (label, text)
+            while len(self._labels) > _LABEL_JSONS:
+                self._labels.popitem(last=False)
+        return text
 
     def _submit(self, jobs: Sequence[Job], wake=None) -> tuple[list[_Item], list[int], _Batch]:
         if self._state != "running":
@@ -276,13 +295,13 @@ class Sandbox:
         uniq: dict = {}
         items: list[_Item] = []
         index = []
-        labels: dict[int, str] = {}  # a batch has few labels: serialise each once (ids live: jobs hold them)
+        labels: dict[int, str] = {}  # this call's labels (ids live: jobs hold them)
         for job in jobs:
             if not isinstance(job, Job):
                 raise TypeError(f"expected coderl.rewards.sandbox.Job, got {type(job).__name__}")
             label_json = labels.get(id(job.label))
             if label_json is None:
-                label_json = labels[id(job.label)] = job.label.to_json()
+                label_json = labels[id(job.label)] = self._label_json(job.label)
             key = (job.code, label_json) if self.config.dedup else len(items)
             if key not in uniq:
                 payload, spec, expected = self._payload(job, label_json)
@@ -301,9 +320,12 @@ class Sandbox:
         with self._lock:
             if self._state == "closed":
                 raise SandboxError("Sandbox is closed")
-            for item in items:
-                if item.result is None:
-                    self._queue.put(item)
+            queued = [item for item in items if item.result is None]
+            q = self._queue
+            with q.mutex:  # Queue.put for the lot: one lock and one wake-up of each idle dispatcher
+                q.queue.extend(queued)
+                q.unfinished_tasks += len(queued)
+                q.not_empty.notify(len(queued))
             self._stats["jobs"] += len(jobs)
             self._stats["cached"] += len(jobs) - len(items)
             self._stats["tests"] += sum(it.expected for it in items)
