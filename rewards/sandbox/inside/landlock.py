@@ -53,6 +53,10 @@ class Ruleset:
 
     def __init__(self, fd, abi, features, libc):
         self.fd, self.abi, self.features, self.libc = fd, abi, features, libc
+        self._args = (ctypes.c_int(_RESTRICT), ctypes.c_int(fd), ctypes.c_uint32(0))  # built once, not per candidate
+        # no_new_privs is inherited and never cleared: set here once (the zygote builds the ruleset), every
+        # candidate has it from the fork and applies the ruleset with one system call.
+        self._nnp = libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
 
     @classmethod
     def build(cls, read_paths, write_paths, exec_paths):
@@ -90,6 +94,6 @@ class Ruleset:
     def apply(self):
         """Restrict this process (and its future children) for good; False if the kernel refused."""
         libc = self.libc  # loaded once in the zygote: dlopen per candidate costs more than the syscalls
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        if not self._nnp and libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             return False
-        return libc.syscall(_RESTRICT, ctypes.c_int(self.fd), ctypes.c_uint32(0)) == 0
+        return libc.syscall(*self._args) == 0

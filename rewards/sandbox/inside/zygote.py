@@ -100,7 +100,7 @@ def _stdio():
             os.close(fd)
 
 
-def _rehearse(ruleset):
+def _rehearse():
     """Run a stand-in job through the candidate's code paths here, before the first fork.
 
     Every page a candidate writes that it inherited costs it a copy-on-write fault, and code that never
@@ -124,8 +124,6 @@ def _rehearse(ruleset):
             ours.close()
             for res in (resource.RLIMIT_AS, resource.RLIMIT_NOFILE):
                 resource.setrlimit(res, resource.getrlimit(res))
-            if ruleset is not None:
-                ruleset.libc.prctl(39, 0, 0, 0, 0)  # PR_GET_NO_NEW_PRIVS: binds the prctl that apply() calls
     except Exception:
         pass  # a rehearsal only saves time
     finally:
@@ -145,7 +143,7 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
     os.environ.clear()  # once here: each candidate then only sets its own directory
     os.environ.update({"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/", "TMPDIR": "/"})
     stdio = _stdio()
-    _rehearse(ruleset)
+    _rehearse()
     gc.collect()
     try:  # hand the heap's free pages back: each page still mapped is one more entry for every fork to copy
         landlock.ctypes.CDLL(None).malloc_trim(0)
