@@ -24,10 +24,10 @@ from coderl.rewards.sandbox import STATUSES, Job, JobResult
 # decides it belongs here. "unsupported" is a property of the tests and the program's values: deterministic.
 DETERMINISTIC = frozenset({"passed", "failed", "error", "syntax", "unsupported"}) & frozenset(STATUSES)
 
-# SandboxConfig fields that cannot change a result: how many workers run jobs, and whether identical jobs
-# of a batch run once. Every other field (time, memory, process, file and output limits, detail length,
-# isolation, landlock, and any field added later) is part of the key.
-_NOT_VERDICT_FIELDS = frozenset({"workers", "dedup"})
+# SandboxConfig fields that cannot change a result: how many workers run jobs, whether identical jobs of a
+# batch run once, and whether each worker keeps to one CPU. Every other field (time, memory, process, file
+# and output limits, detail length, isolation, landlock, and any field added later) is part of the key.
+_NOT_VERDICT_FIELDS = frozenset({"workers", "dedup", "pin_workers"})
 
 # Estimated bytes of a cache entry besides its strings (measured with tracemalloc on CPython 3.11; the test
 # keeps the estimate honest): the key, the OrderedDict node, the JobResult and its lists; per outcome: the
@@ -57,7 +57,7 @@ def normalize_code(code: str) -> str:
 
 
 def limits_digest(cfg: SandboxConfig) -> bytes:
-    """Digest of the sandbox settings that can change a result (every field but workers / dedup)."""
+    """Digest of the sandbox settings that can change a result (every field but those in _NOT_VERDICT_FIELDS)."""
     fields = {k: v for k, v in cfg.model_dump().items() if k not in _NOT_VERDICT_FIELDS}
     return hashlib.blake2b(json.dumps(fields, sort_keys=True).encode(), digest_size=16).digest()
 

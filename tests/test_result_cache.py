@@ -85,8 +85,8 @@ def test_label_and_limits_are_part_of_the_key():
     for change in ({"test_timeout_s": 3.0}, {"memory_mb": 512}, {"max_output_bytes": 4096},
                    {"job_timeout_s": 11.0}, {"max_processes": 8}, {"landlock": False}, {"detail_chars": 10}):
         assert _key(code, limits=limits_digest(CFG.model_copy(update=change))) != _key(code), change
-    # How many workers run jobs, or whether a batch deduplicates, cannot change a result.
-    assert limits_digest(CFG.model_copy(update={"workers": 7, "dedup": False})) == LIMITS
+    # How many workers run jobs, whether a batch deduplicates or whether workers keep to a CPU cannot change a result.
+    assert limits_digest(CFG.model_copy(update={"workers": 7, "dedup": False, "pin_workers": False})) == LIMITS
 
 
 # ------------------------------------------------------------------------------------------ the LRU

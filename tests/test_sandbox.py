@@ -234,6 +234,19 @@ def test_a_fixture_that_hangs_costs_the_tests_it_sets_up(sb):
     assert [o.status for o in sb.run([Job(SPIN, label)])[0].outcomes] == ["passed", "timeout", "timeout", "passed"]
 
 
+def test_each_worker_keeps_to_a_cpu_of_its_own():
+    # pin_workers: a worker, its judge and its programs stay on one CPU, each worker on another.
+    cpus = sorted(os.sched_getaffinity(0))
+    label = parse_label({"format": "assert", "tests": ["assert False, CPUS"]})
+    jobs = [Job(f"import os\nCPUS = sorted(os.sched_getaffinity(0))  # {i}\n", label) for i in range(8)]
+    seen = {}
+    for pin in (True, False):
+        with Sandbox(SandboxConfig(isolation="bwrap", pin_workers=pin, **FAST)) as s:
+            seen[pin] = {r.outcomes[0].detail.rsplit("AssertionError: ", 1)[-1] for r in s.run(jobs)}
+    assert seen[False] == {str(cpus)}
+    assert seen[True] == ({str([c]) for c in cpus[:2]} if len(cpus) >= 2 else {str(cpus)})
+
+
 def test_memory_limit(sb):
     label = parse_label({"format": "assert", "tests": ["assert len(f()) > 0", "assert 1"]})
     r = sb.run([Job("def f():\n    return bytearray(8 * 1024 ** 3)\n", label)])[0]

@@ -248,10 +248,10 @@ def isolation_info(config=None) -> dict:
 class WorkerProcess:
     """One sandboxed worker process and its pipes; used by exactly one dispatcher thread."""
 
-    def __init__(self, mode: str, config, workdir: str) -> None:
+    def __init__(self, mode: str, config, workdir: str, cpu: int | None = None) -> None:
         base = "/tmp" if mode == "bwrap" else workdir  # bwrap: the sandbox's private tmpfs
         cfg = {"mode": mode, "workdir": base, "scratch": ["/tmp", "/dev/shm"] if mode == "bwrap" else [workdir],
-               "judge_memory_mb": max(2 * config.memory_mb, 2048), "landlock": config.landlock}
+               "judge_memory_mb": max(2 * config.memory_mb, 2048), "landlock": config.landlock, "cpu": cpu}
         argv, kwargs = worker_command(mode, config.tmp_size_mb)
         self._err = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, bufsize=0,

@@ -145,9 +145,14 @@ class Sandbox:
         if self.mode == "rlimits" and isolation.rlimits_drops_privileges():
             os.chmod(self._tmp.name, 0o711)  # the unprivileged worker may enter, not list
             os.chown(workdir, isolation.SANDBOX_UID, isolation.SANDBOX_UID)
-        worker = isolation.WorkerProcess(self.mode, self.config, workdir)
+        worker = isolation.WorkerProcess(self.mode, self.config, workdir, self._cpu(slot))
         self.landlock = worker.hello.get("landlock") or []
         return worker
+
+    def _cpu(self, slot: int) -> int | None:
+        """The CPU this slot's worker keeps to (config.pin_workers), or None to let the scheduler choose."""
+        cpus = sorted(os.sched_getaffinity(0))
+        return cpus[slot] if self.config.pin_workers and self.config.workers <= len(cpus) else None
 
     def _serve(self, slot: int, ready: threading.Event, errors: list) -> None:
         # Workers are spawned from this long-lived thread: bubblewrap's --die-with-parent tracks the thread.

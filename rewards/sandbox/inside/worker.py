@@ -580,6 +580,11 @@ def main(cfg):
         os.dup2(null, fd)
     os.close(null)
     os.umask(0o077)
+    if cfg.get("cpu") is not None:  # before any fork: the zygote, the judge and every candidate inherit it
+        try:
+            os.sched_setaffinity(0, {cfg["cpu"]})
+        except OSError:
+            pass
     libc = _libc()
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Non-dumpable before any fork: no process of a job (same uid) can ptrace us, the zygote or the judge,
