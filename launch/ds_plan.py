@@ -53,7 +53,7 @@ class Shape:
 
 
 # The Qwen2.5 family (also the -Instruct and -Coder variants: same shapes), from each model's config.json;
-# tests/test_launch.py checks Shape.num_params against what transformers' Qwen2ForCausalLM builds.
+# tests/launch/test_preflight.py checks Shape.num_params against what transformers' Qwen2ForCausalLM builds.
 QWEN25_SHAPES = {
     "0.5": Shape(896, 24, 14, 2, 4864, 151936, True),
     "1.5": Shape(1536, 28, 12, 2, 8960, 151936, True),

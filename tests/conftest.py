@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from tests.support import REPO_ROOT
 
 
 @pytest.fixture(scope="session")

