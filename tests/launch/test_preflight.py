@@ -224,9 +224,14 @@ def test_openrlhf_not_patched(tmp_path, data, trees):
 
 
 def test_reward_server_down(tmp_path, data):
-    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf"))
+    env = base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf")
+    proc = run_train(RAY_SCRIPT, env)
     assert proc.returncode == 15, out(proc)
     assert "reward server not reachable" in proc.stderr and "rewards/reward_server.py --data_path" in proc.stderr
+    port = env["REWARD_URL"].rsplit(":", 1)[1].split("/")[0]
+    assert f"--port {port}" in proc.stderr, "the hint starts the server where REWARD_URL points"
+    bad = run_train(RAY_SCRIPT, base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf", REWARD_URL="http://h:x/get_reward"))
+    assert bad.returncode == 15 and "REWARD_URL=http://h:x/get_reward has no valid port" in bad.stderr, out(bad)
 
 
 def test_reward_server_serves_another_file(tmp_path, data, server):
@@ -396,3 +401,24 @@ def test_estimate_cli_numbers():
     assert proc.returncode == 0, out(proc)
     assert "Adam offload off: actor  46.1 + ref 14.2 =  60.3 GiB/GPU" in proc.stdout
     assert "Adam offload on : actor  14.2 + ref 14.2 =  28.4 GiB/GPU" in proc.stdout
+
+
+NO_DEEPSPEED = "import sys; sys.modules['deepspeed'] = None; from coderl.launch.preflight import main; sys.exit(main())"
+
+
+def test_deepspeed_not_importable_is_one_failure_line(tmp_path, data):
+    """The light venv (quickstart) has no DeepSpeed: the memory plan says so, no traceback."""
+    est = subprocess.run([sys.executable, "-c", NO_DEEPSPEED, "estimate", "--model", "Qwen/Qwen2.5-7B"],
+                         capture_output=True, text=True, timeout=120)
+    assert est.returncode == 18 and "Traceback" not in est.stderr, out(est)
+    assert "[preflight] FAIL memory: DeepSpeed is not importable" in est.stderr and "setup_env.sh" in est.stderr
+    check = subprocess.run([sys.executable, "-c", NO_DEEPSPEED, "check", "--data", str(data), "--reward_url",
+                            "http://127.0.0.1:1/get_reward", "--gpus", "4", "--model", "Qwen/Qwen2.5-7B",
+                            "--dry_run", "--skip", "openrlhf,server,gpus", "--", "--zero_stage", "2",
+                            "--adam_offload", "--actor_num_gpus_per_node", "4", "--n_samples_per_prompt", "8",
+                            "--rollout_batch_size", "32", "--train_batch_size", "128",
+                            "--micro_train_batch_size", "2"],
+                           capture_output=True, text=True, timeout=120)
+    assert check.returncode == 18 and "Traceback" not in check.stderr, out(check)
+    check_name, msg = fail_of(check)
+    assert check_name == "memory" and "DeepSpeed is not importable" in msg and "PREFLIGHT_SKIP=memory" in msg
