@@ -356,6 +356,19 @@ def test_launch_slot_moves_ports(tmp_path, data):
     assert bad.returncode == 2 and "LAUNCH_SLOT must be 0-9" in bad.stderr, out(bad)
 
 
+@pytest.mark.parametrize("script,knob,value,needle", [
+    (RAY_SCRIPT, "GPUS", "four", "GPUS must be a whole number (got 'four')"),
+    (RAY_SCRIPT, "N_SAMPLES", "8 ", "N_SAMPLES must be a whole number (got '8 ')"),
+    (RAY_SCRIPT, "VLLM_TP_SIZE", "1.5", "VLLM_TP_SIZE must be a whole number"),
+    (SINGLE_SCRIPT, "SAVE_STEPS", "-2", "SAVE_STEPS must be a whole number, or -1 for never (got '-2')"),
+    (REPO_ROOT / "scripts" / "train_grpo_openrlhf_0.11.2.sh", "VLLM_ENGINES", "auto", "VLLM_ENGINES must be a whole"),
+], ids=["gpus", "n_samples", "tp", "save_steps", "engines_0.11.2"])
+def test_knob_typos_are_named(tmp_path, data, script, knob, value, needle):
+    proc = run_train(script, base_env(tmp_path, data, SKIP_PREFLIGHT="1", **{knob: value}))
+    assert proc.returncode == 2 and needle in proc.stderr, out(proc)
+    assert "integer expression expected" not in proc.stderr and "unbound variable" not in proc.stderr
+
+
 def test_inconsistent_knobs(tmp_path, data):
     proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, ROLLOUT_BATCH_SIZE="30"))
     assert proc.returncode == 20, out(proc)

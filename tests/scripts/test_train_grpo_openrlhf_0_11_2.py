@@ -122,3 +122,14 @@ def test_bad_knobs_fail_clearly(tmp_path):
         assert proc.returncode == 2 and msg in proc.stderr, out(proc)
     proc = subprocess.run(["bash", str(SCRIPT), "--help"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "REWARD=server" in proc.stdout and "DRY_RUN" in proc.stdout
+
+
+def test_missing_data_stops_before_launching(tmp_path):
+    """No preflight in this release's launch: a missing DATA fails before Ray/vLLM start, a dry run warns."""
+    env = {**os.environ, "TRAIN_PYTHON": sys.executable, "DATA": str(tmp_path / "nope.jsonl")}
+    proc = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+    assert proc.returncode == 10 and f"DATA={tmp_path / 'nope.jsonl'} is missing or empty" in proc.stderr, out(proc)
+    assert "openrlhf.cli.train_ppo_ray" not in proc.stdout + proc.stderr
+    dry = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                         env={**env, "DRY_RUN": "1"})
+    assert dry.returncode == 0 and "WARNING: DATA=" in dry.stderr and "DRY_RUN=1: not launching" in dry.stderr, out(dry)
