@@ -20,3 +20,13 @@ coderl_importable() {
   export PYTHONPATH
   "$1" -c 'import coderl.rewards' 2>/dev/null
 }
+
+# missing_modules PYTHON MODULE...: the MODULEs PYTHON cannot find, comma-separated (empty when all are
+# there); found without importing them, so asking about torch costs milliseconds.
+missing_modules() {
+  local py="$1"; shift
+  "$py" - "$@" <<'EOF'
+import importlib.util, sys
+print(", ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))
+EOF
+}

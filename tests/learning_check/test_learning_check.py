@@ -130,3 +130,13 @@ def test_dry_run_runs_every_cpu_stage(tmp_path):
     assert j["runs"]["seed3"]["steps"] == 6 and not j["runs"]["seed3"]["missing_metrics"]
     assert (lc / "report" / "curves.png").stat().st_size > 10_000
     assert "DRY_RUN: every CPU stage ran" in p.stdout
+
+
+def test_python_without_torch_is_named(tmp_path):
+    """The quickstart venv has no torch: the check names the missing modules before any stage runs."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True, timeout=120)
+    env = {**os.environ, "OUT": str(tmp_path / "lc"), "DRY_RUN": "1", "PYTHON": str(tmp_path / "bare" / "bin" / "python")}
+    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "cannot import torch, transformers, tokenizers, matplotlib" in p.stderr and "scripts/test.sh" in p.stderr
+    assert "Traceback" not in p.stderr and not (tmp_path / "lc" / "task").exists()

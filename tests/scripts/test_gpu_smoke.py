@@ -75,5 +75,17 @@ def test_bad_model_fails_the_table(tmp_path):
     proc = smoke(tmp_path, DRY_RUN="1", MODEL=str(tmp_path / "no_such_model"), DATA=str(data), SINGLE_NODE="1")
     assert proc.returncode == 1, out(proc)
     assert f"\n{'model':<26} FAIL" in proc.stdout and "SMOKE FAIL (single path" in proc.stdout
+    model_row = next(line for line in proc.stdout.splitlines() if line.startswith("model "))
+    assert "no_such_model" in model_row and "Traceback" not in model_row, "the row holds the exception line"
     missing = smoke(tmp_path, DATA=str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 2 and "nope.jsonl not found" in missing.stderr, out(missing)
+
+
+def test_train_python_without_torch_is_named(tmp_path):
+    """The quickstart venv has no torch: the smoke says which interpreter lacks what, before any step."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True, timeout=120)
+    data = write_data(tmp_path / "train.jsonl", [data_row()])
+    proc = smoke(tmp_path, DRY_RUN="1", DATA=str(data), TRAIN_PYTHON=str(tmp_path / "bare" / "bin" / "python"))
+    assert proc.returncode == 2, out(proc)
+    assert "cannot import torch, transformers" in proc.stderr and "bash scripts/test.sh" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
