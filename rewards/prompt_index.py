@@ -31,7 +31,7 @@ from coderl.rewards.extract import (
     raw_end,
     templated_turns,
 )
-from coderl.rewards.labels import Label, LabelError, parse_label
+from coderl.rewards.labels import TRL_LABEL_COLUMN, Label, LabelError, parse_label
 
 log = logging.getLogger("coderl.reward_server")
 
@@ -85,6 +85,9 @@ class IndexStats:
 def _messages(row: dict, where: str) -> tuple[str, list[str]]:
     """(system prompt, user messages in order) of a row."""
     msgs = row.get("input")
+    if msgs is None and "prompt" in row and TRL_LABEL_COLUMN in row:
+        raise DataError(f"{where}: a row of the TRL layout (prompt, {TRL_LABEL_COLUMN}: preprocess --output_format "
+                        "trl); this reads the openrlhf layout (input, label): preprocess without --output_format")
     if isinstance(msgs, str):  # a raw prompt string is accepted too
         return "", [msgs]
     if not isinstance(msgs, list) or not msgs:
@@ -109,8 +112,14 @@ def load_problems(path: str | Path) -> tuple[list[IndexedProblem], str]:
         data = p.read_bytes()
     except FileNotFoundError:
         raise DataError(f"data file not found: {p}") from None
-    except (IsADirectoryError, PermissionError) as e:
+    except IsADirectoryError:
+        hint = f": did you mean {p / 'train.jsonl'}?" if (p / "train.jsonl").is_file() else ""
+        raise DataError(f"data file {p} is a directory; pass the JSONL file data/preprocess.py wrote{hint}") from None
+    except PermissionError as e:
         raise DataError(f"cannot read data file {p}: {e.strerror}") from None
+    if data.startswith(b"PAR1"):
+        raise DataError(f"data file {p} is parquet; this reads the JSONL data/preprocess.py writes from it: "
+                        f"python data/preprocess.py --input_dir {p} --output_dir data_out, then data_out/train.jsonl")
     sha = hashlib.sha256(data).hexdigest()
     problems: list[IndexedProblem] = []
     labels_seen: dict[str, Label] = {}

@@ -139,3 +139,22 @@ def test_missing_and_empty_files(tmp_path):
     (tmp_path / "empty.jsonl").write_text("\n\n")
     with pytest.raises(DataError, match="no rows"):
         load_problems(tmp_path / "empty.jsonl")
+
+
+def test_wrong_kind_of_file_says_what_to_pass(tmp_path):
+    """A directory, a parquet file, a TRL-layout JSONL: each error says what was given and what to pass."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "data_out"
+    out.mkdir()
+    write_jsonl(out / "train.jsonl", rows())
+    with pytest.raises(DataError, match=rf"{out} is a directory; .*did you mean {out / 'train.jsonl'}\?"):
+        load_problems(out)
+    pq.write_table(pa.table({"prompt": ["x"]}), tmp_path / "he.parquet")
+    with pytest.raises(DataError, match=r"he.parquet is parquet; .*python data/preprocess.py --input_dir"):
+        load_problems(tmp_path / "he.parquet")
+    trl = tmp_path / "trl.jsonl"
+    trl.write_text(json.dumps({"prompt": [{"role": "user", "content": "u"}], "coderl_label": "{}"}) + "\n")
+    with pytest.raises(DataError, match=r"trl.jsonl: line 1: a row of the TRL layout .*without --output_format"):
+        load_problems(trl)
