@@ -395,3 +395,7 @@ def test_startup_errors_are_clear_and_nonzero(tmp_path, data_path):
 
     p = run_server_expecting_exit(["--data_path", str(data_path), "--port", "0", "--format_weight", "-1"])
     assert p.returncode != 0 and "format_weight" in p.stderr and "Traceback" not in p.stderr
+
+    p = run_server_expecting_exit(["--data_path", str(data_path), "--wrokers", "2"])
+    assert p.returncode == 2 and "unrecognized arguments: --wrokers" in p.stderr
+    assert len(p.stderr.splitlines()) == 2, "a short usage line, then the error: not the list of every flag"

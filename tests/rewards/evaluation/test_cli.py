@@ -58,6 +58,7 @@ def test_score_outputs_unknown_tasks_and_skipped_k(tmp_path, capsys):
     assert summary["sandbox"]["workers"] == 2 and summary["data_sha256"]
     assert "pass@1" in out and "pass@5 not reported" in out and "NOT SCORED: 1 sample(s)" in out and "ghost" in out
     assert "not in pass@k: 1 problem(s) of the data have no samples: first" in out
+    assert f"output: {tmp_path / 'o' / 'results.jsonl'}, summary.json" in out
     assert "1 sample(s) name a task_id that is not in" in err
 
 
@@ -84,7 +85,9 @@ def test_bad_input_names_file_line_field_and_writes_nothing(tmp_path, capsys):
     assert rc == 2 and "data file not found" in err
     with pytest.raises(SystemExit) as e:
         main(["--samples", str(good), "--out", str(tmp_path / "o")])
-    assert e.value.code == 2 and "--data required" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "--data required" in err
+    assert len(err.splitlines()) == 2, "a short usage line, then the error: not the list of every flag"
     assert not (tmp_path / "o").exists()
 
 
