@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -186,6 +187,10 @@ def test_corrupted_target_fails_clearly_and_untouched(pristine, tmp_path):
     empty.mkdir()
     proc = run_script(empty)
     assert proc.returncode == 2 and "no openrlhf/ package" in proc.stderr
+    purelib = empty / "openrlhf-0.5.7.data" / "purelib"  # an unzipped wheel
+    shutil.copytree(pristine / "openrlhf", purelib / "openrlhf")
+    proc = run_script(empty)
+    assert proc.returncode == 2 and f"this is an unpacked wheel: pass '{purelib}'" in proc.stderr, out(proc)
     proc = run_script(pristine / "openrlhf")
     assert proc.returncode == 2 and "pass its parent directory" in proc.stderr
     (pristine / "openrlhf/models/utils.py").unlink()
