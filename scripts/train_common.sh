@@ -176,6 +176,10 @@ grpo_flags() {
   [ "$LOAD_CHECKPOINT" = 1 ] && GRPO_FLAGS+=(--load_checkpoint)
   [ "$TENSORBOARD" = 1 ] && GRPO_FLAGS+=(--use_tensorboard "$SAVE_DIR/tensorboard")
   if [ "$WANDB" = 1 ]; then
+    # wandb reads its key from the env or from `wandb login`'s netrc entry; neither = a run that cannot log.
+    if [ -z "${WANDB_API_KEY:-}" ] && ! grep -qs "api.wandb.ai" "${NETRC:-$HOME/.netrc}"; then
+      die 2 "WANDB=1 needs WANDB_API_KEY in the environment (or \`wandb login\` done for this user); or WANDB=0"
+    fi
     GRPO_FLAGS+=(--use_wandb True --wandb_project "$WANDB_PROJECT")
     [ -n "$WANDB_ORG" ] && GRPO_FLAGS+=(--wandb_org "$WANDB_ORG")
   fi

@@ -369,6 +369,16 @@ def test_knob_typos_are_named(tmp_path, data, script, knob, value, needle):
     assert "integer expression expected" not in proc.stderr and "unbound variable" not in proc.stderr
 
 
+def test_wandb_without_a_key_is_named(tmp_path, data, monkeypatch):
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.delenv("NETRC", raising=False)
+    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, SKIP_PREFLIGHT="1", WANDB="1", HOME=str(tmp_path)))
+    assert proc.returncode == 2 and "WANDB=1 needs WANDB_API_KEY" in proc.stderr, out(proc)
+    (tmp_path / ".netrc").write_text("machine api.wandb.ai\n  login user\n  password not-a-real-key\n")
+    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, SKIP_PREFLIGHT="1", WANDB="1", HOME=str(tmp_path)))
+    assert proc.returncode == 0 and "not-a-real-key" not in proc.stdout + proc.stderr, out(proc)
+
+
 def test_inconsistent_knobs(tmp_path, data):
     proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, ROLLOUT_BATCH_SIZE="30"))
     assert proc.returncode == 20, out(proc)
