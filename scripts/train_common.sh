@@ -113,14 +113,7 @@ LOG_FILE="$SAVE_DIR/logs/$RUN_NAME.log"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 LOG_TAG=train
 
-# whole_numbers KNOB...: each knob that is set must be a whole number, so a typo fails here, named,
-# instead of as a bash arithmetic error (or an OpenRLHF argparse error after Ray started) further on.
-whole_numbers() {
-  local knob
-  for knob in "$@"; do
-    [[ -z ${!knob} || ${!knob} =~ ^[0-9]+$ ]] || die 2 "$knob must be a whole number (got '${!knob}')"
-  done
-}
+# Count knobs: a typo fails here, named, not as a bash arithmetic or OpenRLHF argparse error further on.
 whole_numbers GPUS MICRO_TRAIN_BATCH_SIZE TRAIN_BATCH_SIZE ROLLOUT_BATCH_SIZE MICRO_ROLLOUT_BATCH_SIZE N_SAMPLES \
   PROMPT_MAX_LEN GENERATE_MAX_LEN MAX_SAMPLES NUM_EPISODES MAX_EPOCHS SEED MAX_CKPT_NUM LOGGING_STEPS
 [[ $SAVE_STEPS =~ ^(-1|[0-9]+)$ ]] || die 2 "SAVE_STEPS must be a whole number, or -1 for never (got '$SAVE_STEPS')"

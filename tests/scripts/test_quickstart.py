@@ -114,3 +114,13 @@ def test_batch_is_openrlhf_shaped(tmp_path):
     assert "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHumanEval/3<|im_end|>\n<|im_start|>assistant\n" in q
     assert "<|im_end|>" in q.rsplit("</answer>", 1)[1]
     assert any(q.startswith(qb.PAD) for _, _, q in batch) and any(q.endswith(qb.PAD) for _, _, q in batch)
+
+
+@pytest.mark.parametrize("knob,value,needle", [("PROBLEMS", "abc", "PROBLEMS must be a whole number (got 'abc')"),
+                                               ("WORKERS", "0", "PROBLEMS and WORKERS must be at least 1")])
+def test_bad_knob_fails_before_any_step(tmp_path, knob, value, needle):
+    env = {**os.environ, "USE_CURRENT_ENV": "1", "PYTHON": sys.executable, "OUT_DIR": str(tmp_path / "qs"), knob: value}
+    proc = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "quickstart.sh")], capture_output=True, text=True,
+                          env=env, timeout=60, cwd=str(REPO_ROOT))
+    assert proc.returncode == 2 and needle in proc.stderr, out(proc)
+    assert "[1/6]" not in proc.stdout and not (tmp_path / "qs").exists()
