@@ -28,7 +28,7 @@ from coderl.rewards.integrations.trl import (
     completion_text,
     make_code_reward,
 )
-from coderl.rewards.labels import TRL_LABEL_COLUMN
+from coderl.rewards.labels import TRL_LABEL_COLUMN, parse_label
 from tests._integration_support import answer_chunks, coderl_breakdowns, trl_rows
 from tests.conftest import REPO_ROOT
 
@@ -42,13 +42,19 @@ def trl_data(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory, trl_latest_path, trl_data):
+def config(tmp_path_factory) -> Path:
+    """The pool config every reward function of this module is made with (one process-wide pool per config)."""
+    path = tmp_path_factory.mktemp("trl_config") / "reward.yaml"
+    path.write_text("sandbox:\n  workers: 2\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, trl_latest_path, trl_data, config):
     """The TRL 1.x runs of tests/_trl_latest_run.py: their result.json, the rows they trained on, the pool config."""
     tmp = tmp_path_factory.mktemp("trl_latest")
     data, he = trl_data
     (tmp / "he.json").write_text(json.dumps(he))
-    config = tmp / "reward.yaml"
-    config.write_text("sandbox:\n  workers: 2\n")
     work = tmp / "work"
     work.mkdir()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(trl_latest_path), str(REPO_ROOT)]),
@@ -124,25 +130,23 @@ def test_parsed_message_gets_its_think_block_back(run):
     messages = run["result"]["parsed_messages"]
     chunks = answer_chunks(run["he"])
     assert [("reasoning_content" in m) for m in messages] == [c.startswith("<think>") for c in chunks]
-    label = {r[TRL_LABEL_COLUMN] for r in run["rows"]}
-    labels = sorted(label) * len(chunks)
-    texts = [completion_text([m]) for m in messages] * len(label)
-    raw, got = coderl_breakdowns(run["config"], [(chunks * len(label), labels), (texts, labels)])
+    label = {parse_label(r[TRL_LABEL_COLUMN]).source_id: r[TRL_LABEL_COLUMN] for r in run["rows"]}
+    labels = [label[p] for p in ("HumanEval/0", "HumanEval/0", "HumanEval/2", "HumanEval/2", "HumanEval/0")]
+    raw, got = coderl_breakdowns(run["config"], [(chunks, labels), ([completion_text([m]) for m in messages], labels)])
     assert [b.reward for b in got] == [b.reward for b in raw]
-    assert any(b.format == 1.0 for b in raw)  # the think/answer format was at stake
+    assert [b.format for b in raw] == [1.0, 1.0, 1.0, 0.0, 0.0]  # the think/answer format was at stake
+    assert raw[0].all_passed and raw[2].all_passed
 
 
-def test_reward_objects_pickle_name_and_async(trl_data, tmp_path):
+def test_reward_objects_pickle_name_and_async(trl_data, config):
     """TRL's async GRPO pickles reward functions into a spawned process; TRL names and awaits them by attribute."""
     assert code_reward.__name__ == "code_reward" and code_reward_async.__name__ == "code_reward_async"
     assert not inspect.iscoroutinefunction(code_reward.__call__)
     assert inspect.iscoroutinefunction(code_reward_async.__call__)
     data, he = trl_data
     row = json.loads(data.read_text().splitlines()[0])
-    cfg = tmp_path / "reward.yaml"
-    cfg.write_text("sandbox:\n  workers: 1\n")
     good = answer_chunks(he)[0]
-    reward = pickle.loads(pickle.dumps(make_code_reward(config=str(cfg), asynchronous=True)))
+    reward = pickle.loads(pickle.dumps(make_code_reward(config=str(config), asynchronous=True)))
     metrics, extra = {}, {}
     out = asyncio.run(reward(prompts=[row["prompt"]] * 2, completions=[[{"role": "assistant", "content": good}], ""],
                              completion_ids=[[1], [2]], trainer_state=object(), environments=None,
@@ -152,7 +156,7 @@ def test_reward_objects_pickle_name_and_async(trl_data, tmp_path):
     assert metrics["coderl/all_passed"] == 0.5 and extra["coderl/all_passed"] == [1.0, 0.0]
     # the keywords TRL adds are not dataset columns
     with pytest.raises(KeyError, match=r"columns passed: \['label'\]"):
-        make_code_reward(config=str(cfg))(prompts=[None], completions=["x"], label=["{}"],
+        make_code_reward(config=str(config))(prompts=[None], completions=["x"], label=["{}"],
                                           **{k: None for k in TRL_CALL_KWARGS})
 
 
@@ -163,7 +167,7 @@ def test_completion_text_reasoning_fields():
     assert completion_text([{"role": "assistant", "reasoning_content": " ", "content": "c"}]) == "c"
 
 
-def test_tokenizer_scores_the_generated_tokens_except_tool_loops(trl_data, tmp_path):
+def test_tokenizer_scores_the_generated_tokens_except_tool_loops(trl_data, config, tmp_path):
     """make_code_reward(tokenizer=...): a one-message completion is scored from its ids (the parsed message may have
     lost text); a tool loop's ids hold the tool results, so its last assistant message is scored."""
     from tests._integration_support import tiny_tokenizer
@@ -173,9 +177,7 @@ def test_tokenizer_scores_the_generated_tokens_except_tool_loops(trl_data, tmp_p
     chunks = answer_chunks(he)
     tok = tiny_tokenizer(tmp_path / "tok", chunks)
     ids = tok.convert_tokens_to_ids(chunks)
-    cfg = tmp_path / "reward.yaml"
-    cfg.write_text("sandbox:\n  workers: 1\n")
-    reward = make_code_reward(config=str(cfg), tokenizer=tok)
+    reward = make_code_reward(config=str(config), tokenizer=tok)
     lost = [{"role": "assistant", "content": "I am not sure."}]  # what a lossy parse might leave
     loop = [{"role": "assistant", "content": "", "tool_calls": []}, {"role": "tool", "content": "ok"},
             {"role": "assistant", "content": chunks[0]}]
@@ -183,5 +185,5 @@ def test_tokenizer_scores_the_generated_tokens_except_tool_loops(trl_data, tmp_p
                  completion_ids=[[ids[0], tok.eos_token_id], [ids[4], ids[4]], [ids[0]]],
                  **{TRL_LABEL_COLUMN: [row[TRL_LABEL_COLUMN]] * 3})
     assert out == [pytest.approx(1.0), pytest.approx(1.0), pytest.approx(1.0)]
-    assert make_code_reward(config=str(cfg))(prompts=[None], completions=[lost],
+    assert make_code_reward(config=str(config))(prompts=[None], completions=[lost],
                                              **{TRL_LABEL_COLUMN: [row[TRL_LABEL_COLUMN]]}) == [0.0]
