@@ -49,6 +49,17 @@ def verl_path() -> Path:
     return Path(p)
 
 
+@pytest.fixture(scope="session")
+def trl_latest_path() -> Path:
+    """The current TRL and the newer transformers stack it needs, installed --no-deps by scripts/test.sh; only for
+    a subprocess's PYTHONPATH (it would shadow the venv's pinned transformers). Fails, never skips."""
+    p = os.environ.get("CODERL_TRL_LATEST_PATH")
+    assert p and (Path(p) / "trl" / "__init__.py").is_file(), (
+        "CODERL_TRL_LATEST_PATH is not set or holds no trl/: run the suite through `bash scripts/test.sh`, which "
+        "installs the current TRL from PyPI (--no-deps) into .cache/")
+    return Path(p)
+
+
 @pytest.fixture(scope="module")
 def adversarial_sandbox():
     """A bwrap pool with tight limits for hostile programs (one per test module: no state shared)."""

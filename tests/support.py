@@ -495,3 +495,30 @@ def tiny_tokenizer(path: Path, chunks: list[str]):
                                    chat_template=CHATML_TEMPLATE, padding_side="left")
     fast.save_pretrained(path)
     return fast
+
+
+def trl_rows(tmp: Path) -> tuple[Path, dict[str, dict]]:
+    """The preprocessor's TRL rows for INTEGRATION_TASKS (tmp/out/train.jsonl), and the HumanEval records
+    they come from."""
+    from coderl.rewards.labels import TRL_LABEL_COLUMN, parse_label
+
+    he = {r["task_id"]: r for r in humaneval_rows()}
+    write_parquet(tmp / "in" / "he.parquet", [he[t] for t in INTEGRATION_TASKS])
+    run_cli("--input_dir", tmp / "in", "--output_dir", tmp / "out", "--output_format", "trl", "--test_ratio", "0")
+    rows = read_jsonl(tmp / "out" / "train.jsonl")
+    assert [parse_label(r[TRL_LABEL_COLUMN]).source_id for r in rows] == list(INTEGRATION_TASKS)
+    assert all(set(r) == {"prompt", TRL_LABEL_COLUMN} for r in rows)
+    assert all([m["role"] for m in r["prompt"]] == ["system", "user"] for r in rows)
+    return tmp / "out" / "train.jsonl", he
+
+
+def coderl_breakdowns(config: Path, batches: list[tuple[list[str], list[str]]]) -> list[list]:
+    """coderl's own scoring (RewardBreakdowns) of each (texts, labels) batch, in a pool of the adapter's config."""
+    from coderl.rewards.config import load_config
+    from coderl.rewards.pipeline import Scorer, score
+    from coderl.rewards.sandbox import Sandbox
+
+    cfg = load_config(config)
+    scorer = Scorer(cfg.reward)
+    with Sandbox(cfg.sandbox) as sandbox:
+        return [score(scorer, sandbox, list(texts), None, list(labels)) for texts, labels in batches]

@@ -12,18 +12,9 @@ import json
 
 import pytest
 
-from coderl.rewards.config import load_config
 from coderl.rewards.labels import TRL_LABEL_COLUMN, parse_label
-from coderl.rewards.pipeline import Scorer, score
-from coderl.rewards.sandbox import Sandbox
-from tests.support import (
-    INTEGRATION_TASKS,
-    answer_chunks,
-    humaneval_rows,
-    run_cli,
-    tiny_tokenizer,
-    write_parquet,
-)
+from tests.support import INTEGRATION_TASKS, answer_chunks, coderl_breakdowns, tiny_tokenizer
+from tests.support import trl_rows as write_trl_rows
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -31,15 +22,7 @@ pytestmark = pytest.mark.timeout(300)
 @pytest.fixture(scope="module")
 def trl_rows(tmp_path_factory):
     """The preprocessor's TRL rows for INTEGRATION_TASKS, and the HumanEval records they come from."""
-    tmp = tmp_path_factory.mktemp("trl")
-    he = {r["task_id"]: r for r in humaneval_rows()}
-    write_parquet(tmp / "in" / "he.parquet", [he[t] for t in INTEGRATION_TASKS])
-    run_cli("--input_dir", tmp / "in", "--output_dir", tmp / "out", "--output_format", "trl", "--test_ratio", "0")
-    rows = [json.loads(line) for line in (tmp / "out" / "train.jsonl").read_text().splitlines()]
-    assert [parse_label(r[TRL_LABEL_COLUMN]).source_id for r in rows] == list(INTEGRATION_TASKS)
-    assert all(set(r) == {"prompt", TRL_LABEL_COLUMN} for r in rows)
-    assert all([m["role"] for m in r["prompt"]] == ["system", "user"] for r in rows)
-    return tmp / "out" / "train.jsonl", he
+    return write_trl_rows(tmp_path_factory.mktemp("trl"))
 
 
 def test_grpo_trainer_two_steps_with_code_reward(trl_rows, tmp_path):
@@ -77,24 +60,21 @@ def test_grpo_trainer_two_steps_with_code_reward(trl_rows, tmp_path):
     trainer.train()
 
     assert len(calls) == 2  # one reward call per step
-    cfg = load_config(cfg_path)
-    scorer = Scorer(cfg.reward)
     seen = set()
     logs = [h for h in trainer.state.log_history if "reward" in h]
     assert len(logs) == 2
-    with Sandbox(cfg.sandbox) as sandbox:
-        for (completions, labels, out), log in zip(calls, logs, strict=True):
-            assert len(completions) == len(labels) == len(out) == 4
-            assert all(isinstance(c, list) and c[0]["role"] == "assistant" for c in completions)  # conversational
-            assert {parse_label(lab).source_id for lab in labels} == set(INTEGRATION_TASKS)
-            assert all(type(r) is float for r in out)
-            texts = [c[0]["content"] for c in completions]
-            want = [b.reward for b in score(scorer, sandbox, texts, None, labels)]
-            assert out == pytest.approx(want, abs=1e-9)
-            # what the trainer logged is the mean of what coderl computed for its completions
-            assert log["reward"] == pytest.approx(sum(want) / 4, abs=1e-6)
-            assert log["rewards/code_reward/mean"] == pytest.approx(sum(want) / 4, abs=1e-6)
-            seen.update(round(r, 6) for r in want)
+    batches = [([c[0]["content"] for c in completions], labels) for completions, labels, _ in calls]
+    for (completions, labels, out), log, items in zip(calls, logs, coderl_breakdowns(cfg_path, batches), strict=True):
+        assert len(completions) == len(labels) == len(out) == 4
+        assert all(isinstance(c, list) and c[0]["role"] == "assistant" for c in completions)  # conversational
+        assert {parse_label(lab).source_id for lab in labels} == set(INTEGRATION_TASKS)
+        assert all(type(r) is float for r in out)
+        want = [b.reward for b in items]
+        assert out == pytest.approx(want, abs=1e-9)
+        # what the trainer logged is the mean of what coderl computed for its completions
+        assert log["reward"] == pytest.approx(sum(want) / 4, abs=1e-6)
+        assert log["rewards/code_reward/mean"] == pytest.approx(sum(want) / 4, abs=1e-6)
+        seen.update(round(r, 6) for r in want)
     assert len(seen) >= 2, f"every sampled completion got the same reward {seen}: the check above is vacuous"
 
 
