@@ -231,10 +231,13 @@ class Sandbox:
     def _payload(self, job: Job) -> tuple[dict, dict, int]:
         label, cfg = job.label, self.config
         p = plan(label)
+        max_output = cfg.max_output_bytes
+        if label.format == "stdio":  # room for an answer as long as the expected one (a size, never the text)
+            max_output = max(max_output, 2 * max(len(t["output"].encode()) for t in label.tests) + 4096)
         payload = {
             "digest": p["digest"], "code": job.code,
             "test_timeout_s": label.time_limit_s or cfg.test_timeout_s, "job_timeout_s": cfg.job_timeout_s,
-            "max_output": cfg.max_output_bytes, "detail_chars": cfg.detail_chars,
+            "max_output": max_output, "detail_chars": cfg.detail_chars,
             "max_value_bytes": cfg.max_value_mb << 20,
             "limits": {"memory_mb": cfg.memory_mb, "cpu_time_s": cfg.cpu_time_s,
                        "max_file_size_mb": cfg.max_file_size_mb, "max_processes": cfg.max_processes,

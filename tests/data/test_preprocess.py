@@ -95,6 +95,22 @@ def test_mbpp_nested_lists_and_nulls(tmp_path):
     assert l12.setup_code == "import math" and l12.entry_point == "sort_matrix"
 
 
+def test_mbpp_sanitized_rows_keep_their_test_imports(tmp_path):
+    # The sanitized release has `prompt` and `test_imports` (its asserts call math.isclose; the solution need
+    # not import math): the imports run before the asserts, as MBPP's own evaluation runs them.
+    rows = [{"source_file": "x", "task_id": 17, "prompt": "Write a function to find the area of a circle.",
+             "code": "def circle_area(r):\n    return 3.141592653589793 * r * r\n",
+             "test_imports": ["import math"],
+             "test_list": ["assert math.isclose(circle_area(2), 12.566370614359172, rel_tol=0.001)"]}]
+    src = write_parquet(tmp_path / "sanitized.parquet", rows)
+    run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--verify")
+    out, stats = read_out(tmp_path / "out")
+    assert stats["schema"] == "mbpp" and stats["rows_written"] == 1, stats
+    label = check_row(out[0])
+    assert label.setup_code == "import math" and label.entry_point == "circle_area"
+    assert "area of a circle" in out[0]["input"][1]["content"]
+
+
 def test_apps_taco_stdio_and_call(tmp_path):
     rows = [
         {"problem_id": 7, "question": "Read two ints and print their sum.",

@@ -16,8 +16,11 @@ times each from the previous record, so a test that hangs is the first one not y
 import builtins
 import collections
 import io
+import logging
 import math
+import operator
 import os
+import random
 import signal
 import socket
 import sys
@@ -26,7 +29,9 @@ import threading
 import time
 import types
 import unittest
+import unittest._log
 import unittest.mock
+import warnings
 
 from . import channel, framing, wire
 
@@ -38,6 +43,42 @@ _SPEC_CACHE = 256
 _ITER_TYPES = frozenset(type(x) for x in (
     iter([]), iter(()), iter({}), iter(set()), iter(""), iter(b""), iter(range(0)), iter({}.values()),
     iter({}.items()), map(abs, []), filter(None, []), zip(), enumerate([]), reversed([]), (x for x in ())))
+_VIEW_TYPES = frozenset(type(v) for v in ({}.keys(), {}.values(), {}.items()))
+
+
+_NOTHING = object()
+# Context managers of the tests in effect in this process (entered, not yet exited), which _mirror hands on to
+# the program: mock.patch()es (decorator, with, start/stop), assertLogs / assertNoLogs, assertWarns.
+_ACTIVE_PATCHES, _ACTIVE_LOG_CAPTURES, _ACTIVE_WARNING_CAPTURES = [], [], []
+
+
+def _track(cls, active):
+    enter, exit_ = cls.__enter__, cls.__exit__
+
+    def __enter__(self):
+        result = enter(self)
+        active.append(self)
+        return result
+
+    def __exit__(self, *exc):
+        try:
+            return exit_(self, *exc)
+        finally:
+            for i in range(len(active) - 1, -1, -1):
+                if active[i] is self:
+                    del active[i]
+                    break
+
+    cls.__enter__, cls.__exit__ = __enter__, __exit__
+
+
+_track(unittest.mock._patch, _ACTIVE_PATCHES)
+_track(unittest._log._AssertLogsContext, _ACTIVE_LOG_CAPTURES)
+_track(unittest.case._AssertWarnsContext, _ACTIVE_WARNING_CAPTURES)
+_EXACT_ITEMS = 16  # items of a program's iterator fetched one next() at a time before prefetching (laziness)
+# A test's argument the program changed in place comes back into it; one the program keeps is followed
+# after later calls too (up to this many, of up to _RETAINED_ITEMS items).
+_RETAINED, _RETAINED_ITEMS = 64, 10_000
 
 
 class Unjudgeable(BaseException):
@@ -61,10 +102,14 @@ def _unjudgeable(what):
     return method
 
 
-def _compare(name, same):
+def _compare(name, same, flag):
     def method(self, other):
         if other is self:
             return same
+        if getattr(type(self), flag):
+            # The program's class keeps object's comparison: Python falls back to the other operand's method
+            # (a test value's, or unjudgeable for another object of the program) and then to identity.
+            return NotImplemented
         raise self._coderl_s.unjudgeable(f"`{name}` with an object of the program")
     return method
 
@@ -72,7 +117,7 @@ def _compare(name, same):
 def _binop(name):
     def method(self, other):
         s = self._coderl_s
-        if type(other) is Proxy and other._coderl_s is s:
+        if _is_proxy(other) and other._coderl_s is s:
             return s.op(self, "binop", name, other)
         raise s.unjudgeable(f"arithmetic ({name}) between an object of the program and a value of the test")
     return method
@@ -85,9 +130,22 @@ def _unary(name):
 
 
 class Proxy:
-    """An object living in the candidate process."""
+    """An object living in the candidate process.
+
+    An instance of one of the program's classes (or of a standard-library type the judge cannot rebuild, a
+    generator, a match object) is a proxy of a subclass named after that class, so `type(x).__name__` and
+    `x.__class__` read as in plain Python; `__class__` is the genuine type where the class is a standard-
+    library one, so `isinstance(x, types.GeneratorType)` and the collections.abc checks hold. The subclass
+    also says whether the class keeps object's `==` and ordering: then comparisons are decided here, by
+    identity, as Python does (a candidate claiming so falsely gets no more than an honest `object()` gets)."""
 
     __slots__ = ("_coderl_s", "_coderl_i", "_coderl_n", "__weakref__")
+    _coderl_eq = _coderl_ord = False  # the program's class keeps object's ==/!= (ordering: <, <=, >, >=)
+    _coderl_type = None  # the genuine standard-library type of the object, when it has one
+
+    @property
+    def __class__(self):
+        return type(self)._coderl_type or type(self)
 
     def __getattr__(self, name):
         return self._coderl_s.get(self, name)
@@ -136,27 +194,28 @@ class Proxy:
 
     __copy__ = __deepcopy__
     __contains__ = _unjudgeable("`in` on an object of the program")
-    __eq__ = _compare("==", True)
-    __ne__ = _compare("!=", False)
-    __lt__ = _compare("<", False)
-    __gt__ = _compare(">", False)
-    __le__ = _compare("<=", True)
-    __ge__ = _compare(">=", True)
+    __eq__ = _compare("==", True, "_coderl_eq")
+    __ne__ = _compare("!=", False, "_coderl_eq")
+    __lt__ = _compare("<", False, "_coderl_ord")
+    __gt__ = _compare(">", False, "_coderl_ord")
+    __le__ = _compare("<=", True, "_coderl_ord")
+    __ge__ = _compare(">=", True, "_coderl_ord")
 
 
 def _next(self):
-    """next() with prefetch: one item at a time at first, then batches that double (up to 256), so a long
-    iteration costs few round trips while a short one sees the program's generator advance as in Python."""
+    """next() with prefetch: one item at a time at first (_EXACT_ITEMS), then batches that double (up to 256),
+    so a long iteration costs few round trips while a short one sees the program's generator advance as in
+    Python."""
     s = self._coderl_s
     buf = s.iter_buffers.get(self._coderl_i)
     if buf is None:
-        buf = s.iter_buffers[self._coderl_i] = [collections.deque(), 1, False]
-    items, want, done = buf
+        buf = s.iter_buffers[self._coderl_i] = [collections.deque(), 2, False, 0]
+    items, want, done, served = buf
     if not items:
         if done:
             raise StopIteration
-        if want == 1:
-            buf[1] = 2
+        if served < _EXACT_ITEMS:  # a test checking laziness sees the generator advance exactly as in Python
+            buf[3] += 1
             return s.op(self, "next")
         got, done = s.op(self, "nextn", want)
         items.extend(got)
@@ -167,6 +226,37 @@ def _next(self):
 
 
 Proxy.__next__ = _next
+# A function's or object's docstring and module are the program's, not this class's (the docstring above stays
+# in the source; tests read `f.__doc__`, functools.wraps(f) reads both).
+_DOC = property(lambda self: self._coderl_s.get(self, "__doc__"))
+Proxy.__doc__ = _DOC
+Proxy.__module__ = property(lambda self: self._coderl_s.get(self, "__module__"))
+
+
+def _contains_by_iteration(self, item):
+    """`x in obj` for a class without __contains__: Python iterates it and compares each item, here."""
+    return any(v is item or v == item for v in self)
+
+
+def _lacking(has):
+    """Class attributes of a proxy whose class has only the special methods `has` (None: unknown, all kept):
+    None marks what it lacks (iter(), len(), the collections.abc checks then answer as for the object), and
+    without __contains__, `in` iterates it as Python does."""
+    if has is None:
+        return {}
+    out = {n: None for n in wire.CAPABILITIES if n not in has}
+    if "__getitem__" in has:  # iteration falls back to the sequence protocol
+        out.pop("__iter__", None)
+        if "__len__" in has:
+            out.pop("__reversed__", None)
+    if "__contains__" not in has:
+        out["__contains__"] = _contains_by_iteration
+    return out
+
+
+def _is_proxy(obj):
+    """obj is a proxy of this judge's making (type(), never the __class__ the candidate describes)."""
+    return issubclass(type(obj), Proxy)
 for _name in ("len", "bool", "iter", "str", "repr", "hash", "int", "float", "index", "complex",
               "neg", "pos", "abs", "invert", "reversed", "dir", "enter"):
     setattr(Proxy, f"__{_name}__", _unary(_name))
@@ -186,7 +276,10 @@ class _Exported:
     """What the test patched (print, input: "call"; sys.stdin: "stream") wrapped for one call of the program."""
 
     __slots__ = ("target", "kind")
-    STREAM_METHODS = ("read", "readline", "readlines")
+    # What the program may do with a stream of the test (sys.stdin it set, a StringIO or file it passes).
+    STREAM_METHODS = frozenset({"read", "readline", "readlines", "write", "writelines", "seek", "tell", "getvalue",
+                                "truncate", "flush", "close", "readable", "writable", "seekable"})
+    STREAM_DATA = frozenset({"closed", "name", "mode", "encoding", "newlines"})
 
     def __init__(self, target, kind):
         self.target, self.kind = target, kind
@@ -201,6 +294,7 @@ class Session:
         self.chan = channel.Channel(fd, limit, self._serve)
         self.fd = fd
         self.proxies = {}  # candidate id -> Proxy / synthetic exception class
+        self.proxy_types = {}  # the candidate's class of an object -> the Proxy subclass standing for it
         self.iter_buffers = {}  # candidate id of an iterator -> [prefetched items, next batch size, exhausted]
         self.exports = {}  # judge id -> object handed to the candidate
         self.export_ids = {}
@@ -209,7 +303,13 @@ class Session:
         self.detail_chars = detail_chars
         self.solution = None  # the judge-side `solution` module, and its names when the tests started
         self.solution_names = None
-        self.streams = (sys.stdout, sys.stdin, builtins.print, builtins.input)
+        # What the tests may change of the state a program shares with them in plain Python (_mirror).
+        self.streams = (sys.stdout, sys.stdin, sys.stderr)
+        self.builtins0 = dict(builtins.__dict__)
+        self.argv0, self.environ0 = list(sys.argv), dict(os.environ)
+        self.random_synced = random.getstate()
+        self.recursion0 = sys.getrecursionlimit()
+        self.tracked, self.track_ids = {}, {}  # arguments the candidate may report changes to, by id
 
     # ---------------------------------------------------------------- taint
     def unjudgeable(self, what):
@@ -234,7 +334,7 @@ class Session:
 
     def _ref(self, obj):
         """How obj crosses to the candidate, or None when it cannot."""
-        if type(obj) is Proxy:
+        if _is_proxy(obj):
             return ["y", obj._coderl_i] if obj._coderl_s is self else None
         if isinstance(obj, type) and "_coderl_cid" in obj.__dict__:
             return ["y", obj.__dict__["_coderl_cid"]]
@@ -278,10 +378,40 @@ class Session:
         raise wire.DecodeError("bad tag")
 
     def _proxy(self, cid, info):
-        p = object.__new__(Proxy)
+        p = object.__new__(self._proxy_type(info.get("c"), info))
         p._coderl_s, p._coderl_i = self, cid
         p._coderl_n = str(info.get("n") or "")[:100]
         return p
+
+    def _proxy_type(self, ref, info):
+        """The Proxy subclass standing for the class the candidate says an object has (["R", module, name]
+        for a standard-library type, ["h", id, {"n": name}] for one of the program's), or Proxy itself."""
+        if type(ref) is not list or len(ref) != 3 or ref[0] not in ("R", "h") or \
+                type(ref[1]) not in (str, int):
+            return Proxy
+        has = info.get("m")
+        has = frozenset(n for n in has if n in wire.CAPABILITIES) if type(has) is list else None
+        key = (ref[0], ref[1], ref[2] if ref[0] == "R" else None, bool(info.get("eq")), bool(info.get("ord")), has)
+        cls = self.proxy_types.get(key)
+        if cls is None:
+            real = None
+            if ref[0] == "R":
+                try:
+                    real = wire.resolve_ref(ref[1], ref[2])
+                except wire.DecodeError:
+                    real = None
+                name = ref[2].rpartition(".")[2] if isinstance(ref[2], str) else "object"
+            else:
+                name = (ref[2].get("n") if type(ref[2]) is dict else None) or "object"
+            if not isinstance(real, type):
+                real = None
+            name = str(getattr(real, "__name__", name))[:100]
+            cls = self.proxy_types[key] = type(name, (Proxy,), {
+                "__slots__": (), "__module__": getattr(real, "__module__", "solution"), "__qualname__": name,
+                "__doc__": _DOC,
+                "_coderl_type": real, "_coderl_eq": bool(info.get("eq")),
+                "_coderl_ord": bool(info.get("ord")), **_lacking(has)})
+        return cls
 
     def _synth(self, cid, info):
         """A real exception class standing for one of the program's, so assertRaises / except work."""
@@ -360,30 +490,111 @@ class Session:
     def call(self, proxy, args, kwargs):
         self._check_solution_module()
         ctx = self._mirror()
+        track = [[key, self._track(a)] for key, a in [*enumerate(args), *kwargs.items()] if type(a) in _TRACKED]
+        if track:
+            ctx["track"] = track
         msg = ["call", proxy._coderl_i, [self.enc(a) for a in args], {str(k): self.enc(v) for k, v in kwargs.items()}, ctx]
         reply = self._request(msg)
-        if len(reply) > 2 and isinstance(reply[2], str) and reply[2]:
-            sys.stdout.write(reply[2])
+        self._unmirror(reply[2] if len(reply) > 2 else None, ctx)
         if reply[0] != "ok":
             raise self.exception(reply[1])
         value = self.dec(reply[1])
         for key, state in reply[3] if len(reply) > 3 and type(reply[3]) is list else ():
             target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
             _write_back(target, self.dec(state))
+        same = reply[4] if len(reply) > 4 else None
+        if same is not None:  # the program returned that argument (its state was just written back)
+            value = args[same] if type(same) is int and 0 <= same < len(args) else kwargs.get(same) \
+                if type(same) is str else None
         return value
 
     def _mirror(self):
-        out_, in_, print_, input_ = self.streams
+        """What the test changed of the state a program shares with its tests in plain Python, for one call: a
+        redirected sys.stdout / sys.stderr (captured there, written here), builtins it replaced (print, input,
+        open, ...) and sys.stdin (the program calls back the test's), sys.argv, os.environ, attributes of
+        standard-library modules patched with mock.patch (time.sleep, random.randint, os.path.exists, ...:
+        the program calls back the test's mock), the random module's state once the test has set it, the
+        recursion limit the test set, and the assertLogs / assertWarns the test is in (what the program logs or
+        warns comes back here to them)."""
+        out_, in_, err_ = self.streams
         ctx = {}
         if sys.stdout is not out_:
             ctx["stdout"] = True
-        if builtins.print is not print_:
-            ctx["print"] = self.export(_Exported(builtins.print, "call"))
-        if builtins.input is not input_:
-            ctx["input"] = self.export(_Exported(builtins.input, "call"))
+        if sys.stderr is not err_:
+            ctx["stderr"] = True
         if sys.stdin is not in_:
             ctx["stdin"] = self.export(_Exported(sys.stdin, "stream"))
+        changed = {k: v for k, v in builtins.__dict__.items() if self.builtins0.get(k, _NOTHING) is not v}
+        if changed:
+            ctx["builtins"] = {k: self._mirrored(v) for k, v in changed.items()}
+        patches = []
+        for p in _ACTIVE_PATCHES:
+            target, name = getattr(p, "target", None), getattr(p, "attribute", None)
+            if isinstance(target, types.ModuleType) and isinstance(name, str) and target is not builtins and \
+                    target.__name__.partition(".")[0] in sys.stdlib_module_names and \
+                    not (target is sys and name in ("stdin", "stdout", "stderr")):
+                patches.append([target.__name__, name, self._mirrored(getattr(target, name, None))])
+        if patches:
+            ctx["patches"] = patches
+        if sys.argv != self.argv0:
+            ctx["argv"] = self.enc(list(sys.argv))
+        if os.environ != self.environ0:
+            ctx["environ"] = self.enc(dict(os.environ))
+        state = random.getstate()
+        if state != self.random_synced:
+            ctx["random"] = self.enc(state)
+            self.random_synced = state
+        if sys.getrecursionlimit() != self.recursion0:
+            ctx["recursion"] = sys.getrecursionlimit()
+        if _ACTIVE_LOG_CAPTURES:
+            root = logging.getLogger()
+            ctx["logs"] = [[None if c.logger is root else c.logger.name, c.level] for c in _ACTIVE_LOG_CAPTURES]
+        if _ACTIVE_WARNING_CAPTURES:
+            ctx["warnings"] = True
         return ctx
+
+    def _track(self, obj):
+        """The id under which the candidate reports what it later does to this argument of the test."""
+        tid = self.track_ids.get(id(obj))
+        if tid is None or self.tracked[tid] is not obj:
+            tid = self.track_ids[id(obj)] = len(self.tracked) + 1
+            self.tracked[tid] = obj
+        return tid
+
+    def _mirrored(self, value):
+        """How a value the test put in place of a builtin or a module attribute reaches the program: a
+        callable the test made (a mock, a function) is called back here, anything else crosses as data."""
+        if callable(value) and not isinstance(value, type) and self._ref(value) is None:
+            value = _Exported(value, "call")
+        return self.enc(value)
+
+    def _unmirror(self, out, ctx):
+        """Apply what came back of one call: output, random state, changes to arguments the program keeps,
+        log records and warnings for the test's assertLogs / assertWarns."""
+        if type(out) is not dict:
+            return
+        for name in ("stdout", "stderr"):
+            text = out.get(name)
+            if isinstance(text, str) and text:
+                getattr(sys, name).write(text)
+        if "random" in out:
+            try:
+                random.setstate(self.dec(out["random"]))
+                self.random_synced = random.getstate()
+            except (TypeError, ValueError):
+                pass
+        for tid, state in out.get("live") or ():
+            if type(tid) is int and tid in self.tracked:
+                _write_back(self.tracked[tid], self.dec(state))
+        captures = list(_ACTIVE_LOG_CAPTURES) if "logs" in ctx else []
+        for k, name, level, message in out.get("logs") or ():
+            if type(k) is int and 0 <= k < len(captures) and type(level) is int:
+                record = logging.LogRecord(str(name), level, "<solution>", 0, str(message), None, None)
+                captures[k].logger.handle(record)
+        for w in out.get("warnings") or () if ctx.get("warnings") else ():
+            message = self.dec(w)
+            if isinstance(message, Warning):
+                warnings.warn_explicit(message, type(message), "<solution>", 0)
 
     def _check_solution_module(self):
         mod, names = self.solution, self.solution_names
@@ -401,37 +612,62 @@ class Session:
                 if op == "call" and kind == "call":
                     value = obj.target(*[self.dec(a) for a in msg[2]], **{str(k): self.dec(v) for k, v in msg[3].items()})
                     return ["ok", wire.encode(value, self._export_quiet)]
-                if op == "get" and kind == "stream" and msg[2] in _Exported.STREAM_METHODS:
-                    return ["ok", self.enc(_Exported(getattr(obj.target, msg[2]), "call"))]
-                raise TypeError(f"the test's {op} {msg[2:3]} is not available to the program")
+                if kind != "stream":
+                    raise TypeError(f"the test's {op} {msg[2:3]} is not available to the program")
+                obj = obj.target
+            if kind == "stream":
+                if op == "get" and msg[2] in _Exported.STREAM_METHODS:
+                    return ["ok", self.enc(_Exported(getattr(obj, msg[2]), "call"))]
+                if op == "get" and msg[2] in _Exported.STREAM_DATA:
+                    return ["ok", wire.encode(getattr(obj, msg[2], None), self._export_quiet)]
+                if op == "op" and msg[2] in ("iter", "next", "enter", "exit"):
+                    return ["ok", self.enc(_STREAM_OPS[msg[2]](obj))]
             if op == "call" and kind in ("call", "object"):
                 args = [self.dec(a) for a in msg[2]]
                 kwargs = {str(k): self.dec(v) for k, v in msg[3].items()}
                 return ["ok", self.enc(obj(*args, **kwargs))]
             if op == "get" and kind in ("object", "stream") and isinstance(msg[2], str) and not msg[2].startswith("_"):
                 return ["ok", self.enc(getattr(obj, msg[2]))]
+            if op == "get" and msg[2] in _FUNCTION_META:  # functools.wraps(test_function), obj.__doc__
+                return ["ok", wire.encode(getattr(obj, msg[2], None), self._export_quiet)]
+            if op == "get":  # what plain Python would have, for getattr(x, name, default) and hasattr
+                raise AttributeError(f"the test's {type(obj).__name__} has no attribute {msg[2]!r} for the "
+                                     "program")
             if op == "set" and kind == "object" and isinstance(msg[2], str) and not msg[2].startswith("_"):
                 setattr(obj, msg[2], self.dec(msg[3]))
                 return ["ok", None]
-            if op == "op" and kind in ("iterator", "object"):
+            if op == "op" and kind in ("iterator", "object", "call"):
                 name, args = msg[2], [self.dec(a) for a in msg[3:]]
-                if name == "iter":
+                if name == "iter" and kind != "call":
                     return ["ok", self.enc(iter(obj))]
-                if name == "next":
+                if name == "next" and kind != "call":
                     return ["ok", self.enc(next(obj))]
+                if name in _COMPARE_OPS:  # the test's own __eq__ / __lt__ / __hash__ decide (a heap of its Tasks)
+                    return ["ok", self.enc(_COMPARE_OPS[name](obj, *args))]
+                if name in ("repr", "str"):
+                    return ["ok", self.enc(_OBJECT_OPS[name](obj))]
                 if kind == "object" and name in _OBJECT_OPS:
                     return ["ok", self.enc(_OBJECT_OPS[name](obj, *args))]
             raise TypeError(f"the test's {type(obj).__name__} does not support {op} {msg[2:3]}")
-        except (KeyError, IndexError, TypeError, AttributeError, ValueError, StopIteration, ArithmeticError,
-                LookupError, AssertionError, RuntimeError) as e:
-            return ["raise", wire.encode_exception(e, self._export_quiet)]
         except Exception as e:
-            return ["raise", wire.encode_exception(RuntimeError(f"{type(e).__name__}: {e}"), self._export_quiet)]
+            # A builtin or standard-library exception reaches the program as itself (a mock's side_effect of
+            # EOFError ends the program's input loop); one of the test's own classes as a RuntimeError.
+            if wire.stdlib_ref(type(e)) is None or type(e).__module__.startswith("unittest"):
+                e = RuntimeError(f"{type(e).__name__}: {e}")
+            return ["raise", wire.encode_exception(e, self._export_quiet)]
 
 
 
+_STREAM_OPS = {"iter": iter, "next": next, "enter": lambda o: o.__enter__(),
+               "exit": lambda o: o.__exit__(None, None, None)}
+_COMPARE_OPS = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+                "ge": operator.ge, "hash": hash}
 _OBJECT_OPS = {"len": len, "bool": bool, "getitem": lambda o, k: o[k], "contains": lambda o, x: x in o,
-               "repr": repr}
+               "repr": repr, "str": str, "enter": lambda o: o.__enter__(), "exit": lambda o: o.__exit__(None, None, None)}
+# What functools.wraps reads of a function the program decorates (and a docstring of a test object).
+_FUNCTION_META = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__annotations__"})
+# Test-made callables that only read what they are given (sorted(xs, key=itemgetter(1))).
+_ACCESSORS = (operator.itemgetter, operator.attrgetter, operator.methodcaller)
 
 
 def _module_or_ref(mod, qual):
@@ -470,10 +706,20 @@ def _exportable(obj):
     if t is types.MethodType:
         return "call" if _from_tests(getattr(obj.__func__, "__code__", None)) and \
             _exportable(obj.__self__) == "object" else None
-    if t is types.GeneratorType:
-        return "iterator" if _from_tests(obj.gi_code) else None
-    if t in _ITER_TYPES:
+    if t is types.GeneratorType:  # the test's own, or mock_open()'s (a program's `for line in f`)
+        code = obj.gi_code
+        return "iterator" if _from_tests(code) or code.co_filename == unittest.mock.__file__ else None
+    if t in _ITER_TYPES or getattr(t, "__module__", None) == "itertools":  # itertools.count() and the like
         return "iterator"
+    if t in _VIEW_TYPES:  # f(d.items()): len, iteration and `in` as on the view
+        return "object"
+    if t in _ACCESSORS:
+        return "call"
+    if isinstance(obj, io.IOBase):  # a StringIO or file the test passes (csv.reader(f), json.load(f))
+        # never this process's own standard streams (its stderr is the worker's)
+        return None if any(obj is s for s in (sys.__stdin__, sys.__stdout__, sys.__stderr__)) else "stream"
+    if isinstance(obj, unittest.mock.NonCallableMock):  # a Mock the test hands over or patches in (mock_open)
+        return "object"
     if isinstance(obj, (type, types.ModuleType, BaseException, unittest.TestCase)):
         return None
     module = getattr(t, "__module__", "")
@@ -489,9 +735,17 @@ def _write_back(target, state):
         return
     if t is list or t is bytearray:
         target[:] = state
-    elif t is dict or t is set:
+    elif t is collections.deque:
+        target.clear()
+        target.extend(state)
+    elif t in _TRACKED:  # dict, set and the collections mappings
         target.clear()
         target.update(state)
+
+
+# Arguments the candidate reports back after a call when the program changed them in place.
+_TRACKED = frozenset({list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
+                      collections.defaultdict})
 
 
 # ------------------------------------------------------------------------------------------ a job
@@ -538,6 +792,7 @@ class Spec:
         self.entry_point = d.get("entry_point")
         self.setup_code = d.get("setup_code") or ""
         self.check_param = d.get("check_param") or "candidate"
+        self.prelude = d.get("prelude") or ""
         self._code = {}
 
     def code(self, src, filename):
@@ -598,7 +853,8 @@ class Job:
         s = self.session
         t0 = time.perf_counter()
         try:
-            s.chan.send({"code": self.code, "name": "solution", "serve": True, "max_value": self.max_value})
+            s.chan.send({"code": self.code, "name": "solution", "serve": True, "max_value": self.max_value,
+                         "prelude": self.spec.prelude})
             reply = s.chan._recv()
         except channel.PeerGone as e:
             self.report(["prelude", "killed", f"the program's process ended before it loaded: {e}"])
@@ -691,7 +947,7 @@ def _call_runner(job, ns):
     entry = spec.entry_point
     klass = ns.get("Solution")
     fn = None
-    if type(klass) is Proxy:
+    if _is_proxy(klass):
         try:
             fn = getattr(klass(), entry)
         except AttributeError:
@@ -857,6 +1113,8 @@ class _State:
             if name not in self.modules and (name.startswith("test_module_") or name == "solution"):
                 del sys.modules[name]
         unittest.mock.patch.stopall()  # patches a test started and never stopped
+        if _ACTIVE_PATCHES:  # entered and never exited: whatever they replaced stays replaced
+            return False
         sys.stdout, sys.stderr, sys.stdin = self.streams
         sys.setrecursionlimit(self.recursion)
         if os.environ != self.environ:
@@ -929,6 +1187,7 @@ def serve(sock_fd, base):
 
 def main(sock_fd, base, memory_mb):
     import resource
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), wire.RECURSION_ROOM))  # deep values (wire.MAX_DEPTH)
     try:
         limit = memory_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

@@ -18,7 +18,13 @@ import collections
 import sys
 import types
 
-MAX_DEPTH = 100
+# Special methods an object of the program is described by (the judge's proxy lacks the ones its class lacks).
+CAPABILITIES = ("__len__", "__iter__", "__next__", "__getitem__", "__setitem__", "__delitem__", "__contains__",
+                "__reversed__", "__enter__", "__exit__", "__hash__")
+MAX_DEPTH = 500  # nesting a value may have (a test's 300-deep list); deeper parts stay handles
+# Python frames encode()/decode() use per level of nesting, with room: whoever (de)codes a value raises its
+# recursion limit to this while it does (candidate.py, judge.py), whatever limit the program set for itself.
+RECURSION_ROOM = 5 * MAX_DEPTH + 1000
 _BIG_INT_BITS = 4096  # beyond this an int travels as hex: int <-> decimal text is capped at 4300 digits
 _BIG_INT = 1 << _BIG_INT_BITS
 _NT_CACHE_SIZE = 256
