@@ -147,7 +147,10 @@ def test_stdio_compares_every_line(sb):
         "print('1  \\r\\n2\\n3\\n\\n\\n')": "passed",  # trailing spaces, \r\n, trailing blank lines
         "print('1\\n2')": "failed",  # a missing line
         "print('1\\n2\\n3\\n4')": "failed",  # an extra line
-        "print(' 1\\n2\\n3')": "failed",  # leading whitespace matters
+        "print(' 1\\n\\n2  \\n 3.0000001')": "passed",  # APPS: lines stripped, blank ones dropped, numbers close
+        "print('1 2 3')": "failed",  # the same tokens on other lines
+        "print('1\\n3\\n2')": "failed",  # in another order
+        "print('1\\n2\\n3.001')": "failed",  # beyond 1e-6
         "import sys\nsys.stdout.write('1\\n2\\n3')\nsys.exit(0)": "passed",
         "print(1)\nprint(2)\nprint(3)\nexit()\nprint(4)": "passed",
         "print('1\\n2\\n3')\nraise SystemExit(3)": "error",
