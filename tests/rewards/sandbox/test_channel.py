@@ -103,6 +103,89 @@ PASSING = {
         "@functools.lru_cache(None)\ndef fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n",
         ["self.assertEqual(where(), 'where')\nself.assertEqual(describe(), 'ZeroDivisionError: division by zero')",
          "self.assertEqual(as_tuple(Pt(1)), (1, 2))\nself.assertEqual(Pt(3).y, 2)\nself.assertEqual(fib(80), 23416728348467685)"]),
+    "types_and_identity": (  # the proxies carry their class; a class keeping object's == compares by identity
+        "import enum, re\nclass Color(enum.Enum):\n    RED = 1\n    GREEN = 2\n"
+        "class Circle:\n    def __init__(self, r):\n        self.r = r\n"
+        "class Bag:\n    def __init__(self, xs):\n        self.xs = xs\n    def __iter__(self):\n        return iter(self.xs)\n"
+        "def gen(n):\n    yield from range(n)\ndef word(s):\n    return re.search('[a-z]+', s)\n",
+        ["import types, collections.abc\nself.assertIsInstance(gen(2), types.GeneratorType)\n"
+         "self.assertIsInstance(gen(2), collections.abc.Iterator)\nself.assertNotIsInstance(Circle(1), collections.abc.Sized)",
+         "self.assertEqual(type(Circle(1)).__name__, 'Circle')\nself.assertEqual(Circle(2).__class__.__name__, 'Circle')\n"
+         "self.assertEqual(type(word('ab')).__name__, 'Match')\nself.assertIsInstance(word('ab'), re.Match)",
+         "self.assertNotEqual(Color.RED, Color.GREEN)\nself.assertIn(Color.GREEN, list(Color))\n"
+         "a, b = Circle(1), Circle(1)\nself.assertIn(b, [a, b])\nself.assertNotIn(Circle(1), [a, b])\nself.assertNotEqual(a, b)\n"
+         "self.assertNotEqual(a, 1)\nwith self.assertRaises(TypeError):\n    a < b",
+         "bag = Bag([1, 2])\nself.assertIn(2, bag)\nself.assertNotIn(5, bag)\nwith self.assertRaises(TypeError):\n    len(bag)\n"
+         "with self.assertRaises(TypeError):\n    1 in Circle(1)"],
+        "import re\n"),
+    "mocks_and_patched_stdlib": (  # the program calls back the test's mocks and sees its patches
+        "import time, random, os, sys, functools\n"
+        "def retry(fn, n=3, delay=1.0):\n    for i in range(n):\n        try:\n            return fn()\n"
+        "        except ValueError:\n            if i == n - 1:\n                raise\n            time.sleep(delay)\n"
+        "def roll(k):\n    return [random.randint(1, 6) for _ in range(k)]\n"
+        "def env(name):\n    return os.environ.get(name, 'unset')\ndef args():\n    return sys.argv[1:]\n"
+        "def first_line(path):\n    with open(path) as fh:\n        return fh.readline().strip()\n"
+        "def wrap(fn):\n    @functools.wraps(fn)\n    def inner(*a):\n        return fn(*a)\n    return inner\n"
+        "def sort_by(xs, key):\n    return sorted(xs, key=key)\n"
+        "def lines():\n    out = []\n    while True:\n        try:\n            out.append(input())\n"
+        "        except EOFError:\n            return out\n"
+        "def warn(msg):\n    print(msg, file=sys.stderr)\n",
+        ["with mock.patch('time.sleep') as sleep:\n    fn = mock.Mock(side_effect=[ValueError, ValueError, 'ok'])\n"
+         "    self.assertEqual(retry(fn, delay=5), 'ok')\nself.assertEqual(fn.call_count, 3)\nsleep.assert_called_with(5)",
+         "with mock.patch('random.randint', return_value=4) as r:\n    self.assertEqual(roll(2), [4, 4])\n"
+         "self.assertEqual(r.call_count, 2)\nimport random\nrandom.seed(5)\nwant = [random.randint(1, 6) for _ in range(4)]\n"
+         "random.seed(5)\nself.assertEqual(roll(4), want)",
+         "with mock.patch.dict('os.environ', {'APP_X': 'on'}):\n    self.assertEqual(env('APP_X'), 'on')\n"
+         "self.assertEqual(env('APP_X'), 'unset')\nwith mock.patch.object(sys, 'argv', ['prog', '-v']):\n"
+         "    self.assertEqual(args(), ['-v'])",
+         "with mock.patch('builtins.open', mock.mock_open(read_data='first\\nsecond\\n')) as m:\n"
+         "    self.assertEqual(first_line('any.txt'), 'first')\nm.assert_called_once_with('any.txt')",
+         "def double(x):\n    'doc'\n    return 2 * x\nw = wrap(double)\nself.assertEqual((w(3), w.__name__, w.__doc__), (6, 'double', 'doc'))\n"
+         "import operator\nself.assertEqual(sort_by([(1, 'b'), (2, 'a')], operator.itemgetter(1)), [(2, 'a'), (1, 'b')])",
+         "with mock.patch('builtins.input', side_effect=['a', 'b', EOFError]):\n    self.assertEqual(lines(), ['a', 'b'])\n"
+         "with mock.patch('sys.stderr', new_callable=io.StringIO) as err:\n    warn('careful')\n"
+         "self.assertEqual(err.getvalue(), 'careful\\n')"],
+        "import io, sys\n"),
+    "arguments_and_streams": (  # in-place changes (also later ones), the test's own objects back, file objects
+        "import collections, csv, heapq, logging, warnings, sys\n"
+        "def tally(c, d, items):\n    for i in items:\n        c[i] += 1\n        d.append(i)\n"
+        "def same(xs):\n    xs.sort()\n    return xs\n"
+        "class Heap:\n    def __init__(self, data):\n        self.data = data\n        heapq.heapify(data)\n"
+        "    def push(self, x):\n        heapq.heappush(self.data, x)\n"
+        "class Sorter:\n    def __init__(self, xs):\n        self.xs = xs\n    def run(self):\n        self.xs.sort()\n"
+        "def rows(f):\n    return [r for r in csv.reader(f)]\n"
+        "def squares(it):\n    for x in it:\n        yield x * x\n"
+        "def depth(v):\n    return 1 + depth(v[0]) if v else 0\n"
+        "def noisy(x):\n    logging.getLogger('solution').warning('odd input %s', x)\n"
+        "    warnings.warn('old api', DeprecationWarning)\n    return x\n",
+        ["c, d = collections.Counter(a=1), collections.deque(maxlen=2)\ntally(c, d, 'aab')\n"
+         "self.assertEqual(c, collections.Counter(a=3, b=1))\nself.assertEqual(list(d), ['a', 'b'])",
+         "xs = [3, 1, 2]\nself.assertIs(same(xs), xs)\nself.assertEqual(xs, [1, 2, 3])",
+         "data = [5, 1, 4]\nh = Heap(data)\nh.push(0)\nself.assertEqual(data[0], 0)\nself.assertEqual(sorted(data), [0, 1, 4, 5])\n"
+         "orig = [3, 1, 2]\nSorter(orig).run()\nself.assertEqual(orig, [1, 2, 3])",
+         "self.assertEqual(rows(io.StringIO('a,b\\n1,2\\n')), [['a', 'b'], ['1', '2']])",
+         "seen = []\ndef src():\n    for i in range(100):\n        seen.append(i)\n        yield i\n"
+         "g = squares(src())\nnext(g)\nnext(g)\nself.assertEqual(seen, [0, 1])\nimport itertools\n"
+         "self.assertEqual(list(itertools.islice(squares(itertools.count()), 3)), [0, 1, 4])",
+         "v = []\nfor _ in range(300):\n    v = [v]\nold = sys.getrecursionlimit()\nsys.setrecursionlimit(4000)\n"
+         "try:\n    self.assertEqual(depth(v), 300)\nfinally:\n    sys.setrecursionlimit(old)",
+         "with self.assertLogs('solution', level='WARNING') as cm:\n    with self.assertWarns(DeprecationWarning):\n"
+         "        noisy(7)\nself.assertEqual(cm.output, ['WARNING:solution:odd input 7'])"],
+        "import io, sys\n"),
+    "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
+        "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
+        "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
+        "def describe(x):\n    return str(x) + '|' + repr(x)\ndef keys(view):\n    return len(view), sorted(view), 'a' in view\n"
+        "def dedupe(objs):\n    return list(dict.fromkeys(objs))\n",
+        ["q = PQ()\nfor p, n in [(3, 'c'), (1, 'a'), (2, 'b')]:\n    q.push(Task(p, n))\n"
+         "self.assertEqual([q.pop().name for _ in range(3)], ['a', 'b', 'c'])",
+         "self.assertEqual(describe(Task(1, 'x')), 'Task(x)|<Task x>')\n"
+         "self.assertEqual(keys({'a': 1, 'b': 2}.keys()), (2, ['a', 'b'], True))",
+         "a, b, c = Task(1, 'a'), Task(1, 'b'), Task(2, 'c')\nself.assertEqual([t.name for t in dedupe([a, b, c])], ['a', 'c'])"],
+        "class Task:\n    def __init__(self, p, name):\n        self.p, self.name = p, name\n"
+        "    def __lt__(self, o):\n        return self.p < o.p\n    def __eq__(self, o):\n        return isinstance(o, Task) and self.p == o.p\n"
+        "    def __hash__(self):\n        return hash(self.p)\n    def __str__(self):\n        return 'Task(%s)' % self.name\n"
+        "    def __repr__(self):\n        return '<Task %s>' % self.name\n"),
 }
 
 UNSUPPORTED = {  # the program decides, or would see a test's value: "unsupported", whatever the test does
@@ -123,9 +206,9 @@ UNSUPPORTED = {  # the program decides, or would see a test's value: "unsupporte
 def results(sb):
     keys, jobs = [], []
     for group in (PASSING, UNSUPPORTED):
-        for name, (code, bodies) in group.items():
+        for name, (code, bodies, *header) in group.items():
             keys.append(name)
-            jobs.append(Job(code, parse_label(_ut(*bodies))))
+            jobs.append(Job(code, parse_label(_ut(*bodies, header="from unittest import mock\n" + "".join(header)))))
     return dict(zip(keys, sb.run(jobs), strict=True))
 
 
@@ -140,6 +223,23 @@ def test_what_the_channel_cannot_judge_is_unsupported(results, name):
     r = results[name]
     assert {o.status for o in r.outcomes} == {"unsupported"}, [(o.status, o.detail) for o in r.outcomes]
     assert all("not judgeable" in o.detail for o in r.outcomes)
+
+
+def test_a_candidate_lying_about_its_objects_decides_nothing(sb):
+    # The program rewrites its own candidate: every object claims object's equality and ordering, str as its
+    # class and every special method. The judge then compares by identity only: never a pass.
+    code = ("import sys\nwire = sys.modules['inside.wire']\n"
+            "sys.modules['inside.candidate'].Server._object_info = lambda self, cls: {'k': 'obj', 'eq': 1, 'ord': 1,\n"
+            "    'c': ['R', 'builtins', 'str'], 'm': list(wire.CAPABILITIES)}\n"
+            "class Evil:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n"
+            "    def __contains__(self, x):\n        return True\n    def __iter__(self):\n        return iter(['secret'])\n"
+            "def f(x):\n    return Evil()\n")
+    ut = _ut("self.assertEqual(f(1), 'secret')", "self.assertTrue(f(1) == 'secret')", "self.assertFalse(f(1) != 'secret')",
+             "self.assertIn(f(1), ['secret'])", "self.assertCountEqual([f(1)], ['secret'])", "self.assertIn('x', f(1))",
+             "self.assertIsInstance(f(1), str)")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert [o.status for o in r.outcomes][:6] == ["failed"] * 5 + ["unsupported"], [(o.status, o.detail) for o in r.outcomes]
+    assert r.outcomes[6].status == "passed"  # the lie reaches isinstance, which decides nothing about values
 
 
 def test_call_and_humaneval_formats_use_the_channel_too(sb):
