@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from coderl.rewards.sandbox import count_tests
-from tests.rewards.sandbox.fidelity.allowlist import EXPLAINED, reason_for
+from tests.rewards.sandbox.fidelity.allowlist import reason_for, stale
 from tests.rewards.sandbox.fidelity.corpus import MUTANT_KINDS, build_corpus, task_programs
 from tests.rewards.sandbox.fidelity.measure import measure
 from tests.rewards.sandbox.fidelity.suites import FORMATS, labels
@@ -82,11 +82,9 @@ def test_every_disagreement_is_allow_listed(report):
 
 
 def test_allow_list_has_no_stale_entry(report, corpus):
-    disagreeing = {d["pid"] for d in report["disagreements"]}
-    in_corpus = {p.pid for p in corpus}
-    stale = sorted(pid for pid in EXPLAINED if pid in in_corpus and pid not in disagreeing)
-    assert not stale, f"{len(stale)} allow-listed programs now agree with plain Python: remove them " \
-                      f"from tests/rewards/sandbox/fidelity/allowlist.py: {stale[:20]}"
+    old = stale({p.pid for p in corpus}, {d["pid"] for d in report["disagreements"]})
+    assert not old, f"{len(old)} allow-listed entries now agree with plain Python: remove them " \
+                    f"from tests/rewards/sandbox/fidelity/allowlist.py: {old[:20]}"
 
 
 def test_agreement_per_format(report):

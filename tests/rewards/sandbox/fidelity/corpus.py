@@ -42,6 +42,8 @@ class Program:
     kind: str
     code: str
     correct: bool | None  # True: a rewrite plain Python must accept; None: a mutant, verdict unknown
+    label: object = None  # the Label it runs against (families with one label per task; HumanEval: None)
+    reference: dict | None = None  # what the reference executor reads besides the label (APPS raw tests)
 
 
 _NO_LITERAL = object()
@@ -295,6 +297,31 @@ DOCTEST_TAILS = {
 
 # --- the corpus -----------------------------------------------------------------------------------------
 
+def ast_mutants(tree: ast.Module, rng, mutants: int = 2) -> list[tuple[str, str, None]]:
+    """(kind, code, None) for the seeded AST mutants of one program; rng(kind) -> random.Random."""
+    out = []
+    for kind, match, rewrite in (("flip_cmp", lambda n: isinstance(n, ast.Compare), _flip),
+                                 ("shift_const", _is_int, _shift),
+                                 ("int_float", _is_int, _as_float),
+                                 ("bool_int", _is_bool_or_01, _bool_int)):
+        n = mutants if kind in ("flip_cmp", "shift_const") else 1
+        out += [(kind, ast.unparse(t), None) for t in _site_mutants(tree, match, rewrite, n, rng(kind))]
+    return out
+
+
+def numbered(tid: str, out: list[tuple[str, str, bool | None]], label=None, reference=None) -> list[Program]:
+    """Programs with unique pids ("<tid>:<kind>", a counter for repeated kinds); duplicate code dropped."""
+    programs, seen, counts = [], set(), {}
+    for kind, code, correct in out:
+        if code in seen:
+            continue
+        seen.add(code)
+        counts[kind] = counts.get(kind, 0) + 1
+        pid = f"{tid}:{kind}" if kind not in ("flip_cmp", "shift_const") else f"{tid}:{kind}:{counts[kind]}"
+        programs.append(Program(pid, tid, kind, code, correct, label, reference))
+    return programs
+
+
 def task_programs(row: dict, index: int, seed: int = 0, mutants: int = 2, plain: int = 3) -> list[Program]:
     """Every corpus program of one HumanEval task (deterministic in seed and index)."""
     tid, ep = row["task_id"], row["entry_point"]
@@ -305,12 +332,7 @@ def task_programs(row: dict, index: int, seed: int = 0, mutants: int = 2, plain:
     def rng(kind: str) -> random.Random:
         return random.Random(f"{seed}:{tid}:{kind}")
 
-    for kind, match, rewrite in (("flip_cmp", lambda n: isinstance(n, ast.Compare), _flip),
-                                 ("shift_const", _is_int, _shift),
-                                 ("int_float", _is_int, _as_float),
-                                 ("bool_int", _is_bool_or_01, _bool_int)):
-        n = mutants if kind in ("flip_cmp", "shift_const") else 1
-        out += [(kind, ast.unparse(t), None) for t in _site_mutants(tree, match, rewrite, n, rng(kind))]
+    out += ast_mutants(tree, rng, mutants)
     renamed = _rename_locals(tree, ep)
     if renamed is not None:
         out.append(("rename_locals", ast.unparse(renamed), True))
@@ -331,16 +353,7 @@ def task_programs(row: dict, index: int, seed: int = 0, mutants: int = 2, plain:
     for k in range(plain):  # rotate through PLAIN so that every wrapper meets many different tasks
         name = names[(index * plain + k) % len(names)]
         out.append((f"plain:{name}", wrap(canonical, ep, PLAIN[name]), PLAIN[name].correct))
-
-    programs, seen, counts = [], set(), {}
-    for kind, code, correct in out:
-        if code in seen:
-            continue
-        seen.add(code)
-        counts[kind] = counts.get(kind, 0) + 1
-        pid = f"{tid}:{kind}" if kind not in ("flip_cmp", "shift_const") else f"{tid}:{kind}:{counts[kind]}"
-        programs.append(Program(pid, tid, kind, code, correct))
-    return programs
+    return numbered(tid, out)
 
 
 def build_corpus(rows: list[dict], seed: int = 0, mutants: int = 2, plain: int = 3,

