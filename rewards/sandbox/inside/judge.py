@@ -72,6 +72,27 @@ def _track(cls, active):
     cls.__enter__, cls.__exit__ = __enter__, __exit__
 
 
+_RANDOM_SEEDED = set()  # non-empty once a test called random.seed / random.setstate (this job)
+
+
+def _track_random():
+    """random.seed / setstate in the tests mark that the program's random module must follow the test's."""
+    for name in ("seed", "setstate"):
+        original = getattr(random, name)
+
+        def wrapper(*args, _original=original, _name=name, **kwargs):
+            _RANDOM_SEEDED.add(_name)
+            return _original(*args, **kwargs)
+
+        setattr(random, name, wrapper)
+
+
+def _environ_data():
+    """os.environ's own dict (comparing the mapping itself decodes every key)."""
+    return getattr(os.environ, "_data", os.environ)
+
+
+_track_random()
 _track(unittest.mock._patch, _ACTIVE_PATCHES)
 _track(unittest._log._AssertLogsContext, _ACTIVE_LOG_CAPTURES)
 _track(unittest.case._AssertWarnsContext, _ACTIVE_WARNING_CAPTURES)
@@ -306,8 +327,10 @@ class Session:
         # What the tests may change of the state a program shares with them in plain Python (_mirror).
         self.streams = (sys.stdout, sys.stdin, sys.stderr)
         self.builtins0 = dict(builtins.__dict__)
-        self.argv0, self.environ0 = list(sys.argv), dict(os.environ)
-        self.random_synced = random.getstate()
+        self.builtin_values = list(self.builtins0.values())
+        self.argv0, self.environ0 = list(sys.argv), dict(_environ_data())
+        self.random_synced = None  # random's state as the candidate has it, once the test seeded random
+        _RANDOM_SEEDED.clear()
         self.recursion0 = sys.getrecursionlimit()
         self.tracked, self.track_ids = {}, {}  # arguments the candidate may report changes to, by id
 
@@ -524,8 +547,10 @@ class Session:
             ctx["stderr"] = True
         if sys.stdin is not in_:
             ctx["stdin"] = self.export(_Exported(sys.stdin, "stream"))
-        changed = {k: v for k, v in builtins.__dict__.items() if self.builtins0.get(k, _NOTHING) is not v}
-        if changed:
+        current = builtins.__dict__
+        if len(current) != len(self.builtin_values) or any(map(operator.is_not, current.values(),
+                                                               self.builtin_values)):
+            changed = {k: v for k, v in current.items() if self.builtins0.get(k, _NOTHING) is not v}
             ctx["builtins"] = {k: self._mirrored(v) for k, v in changed.items()}
         patches = []
         for p in _ACTIVE_PATCHES:
@@ -538,12 +563,13 @@ class Session:
             ctx["patches"] = patches
         if sys.argv != self.argv0:
             ctx["argv"] = self.enc(list(sys.argv))
-        if os.environ != self.environ0:
+        if _environ_data() != self.environ0:
             ctx["environ"] = self.enc(dict(os.environ))
-        state = random.getstate()
-        if state != self.random_synced:
-            ctx["random"] = self.enc(state)
-            self.random_synced = state
+        if _RANDOM_SEEDED:  # the state is worth its round trips only once the test has seeded random
+            state = random.getstate()
+            if state != self.random_synced:
+                ctx["random"] = self.enc(state)
+                self.random_synced = state
         if sys.getrecursionlimit() != self.recursion0:
             ctx["recursion"] = sys.getrecursionlimit()
         if _ACTIVE_LOG_CAPTURES:
