@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
             key = f"{name}-style family ({program.label.format})"
             suites.setdefault(key, []).extend(label_cases(program.label, program.code))
     # The analyser's own tests are built to hit every reason: they would say nothing about real suites.
-    fixtures = sorted(str(p) for p in (ROOT / "tests").rglob("test_*.py") if not p.name.startswith("test_fidelity"))
+    fixtures = sorted(str(p) for p in (ROOT / "tests").rglob("test_*.py")
+                      if not p.name.startswith("test_fidelity"))
     for fmt, cases in fixture_cases(fixtures).items():
         suites[f"tests/**/test_*.py fixtures ({fmt}, hand-written)"] = cases
     for path in args.jsonl:

@@ -1,15 +1,15 @@
 #!/usr/bin/env python
 """Fidelity: does coderl.rewards.sandbox judge programs the way plain Python does? (docs/fidelity.md)
 
-Families of programs, each run through reference executors that are plain Python (tests/rewards/sandbox/fidelity/reference.py)
-and through the sandbox; prints agreement per label format, every disagreement (allow-listed or not), both
-wall times, and how often correct programs' test cases were "unsupported" (the channel's documented limits).
-
-  humaneval  tests/rewards/sandbox/fidelity/corpus.py: HumanEval canonical programs, AST mutants, plain-Python rewrites, each
-             in three formats (humaneval check(), CodeRM-style unittest, MBPP-style asserts)
-  mbpp       tests/rewards/sandbox/fidelity/mbpp_style.py: assert lists, test_setup_code / test_imports
-  coderm     tests/rewards/sandbox/fidelity/coderm_style.py: LLM-style unittest modules on function / class / script programs
-  apps       tests/rewards/sandbox/fidelity/apps_style.py: stdio programs and call-based (fn_name) problems
+Families of programs, each run through reference executors that are plain Python (reference.py) and
+through the sandbox; prints agreement per label format, every disagreement (allow-listed or not), both
+wall times, and how often correct programs' test cases were "unsupported" (the channel's documented
+limits). The families, in tests/rewards/sandbox/fidelity/:
+  humaneval  corpus.py: HumanEval canonical programs, AST mutants, plain-Python rewrites, each in three
+             formats (humaneval check(), CodeRM-style unittest, MBPP-style asserts)
+  mbpp       mbpp_style.py: assert lists, test_setup_code / test_imports
+  coderm     coderm_style.py: LLM-style unittest modules on function / class / script programs
+  apps       apps_style.py: stdio programs and call-based (fn_name) problems
 
     python -m scripts.bench.fidelity                       # HumanEval (~1.9k programs x 3 formats)
     python -m scripts.bench.fidelity --family families     # mbpp + coderm + apps (~1k programs)
@@ -32,16 +32,18 @@ from tests.support import humaneval_rows  # noqa: E402
 
 
 def _print_report(title: str, report: dict, family_names: dict[str, str]) -> None:
-    print(f"\n== {title}: {report['programs']} programs, {report['jobs']} jobs, timeout {report['timeout_s']} s, "
-          f"{report['workers']} workers")
-    print(f"{'family':<10} {'format':<10} {'programs':>8} {'agree':>6} {'ref pass':>8} {'our pass':>8} {'agreement':>9}")
+    print(f"\n== {title}: {report['programs']} programs, {report['jobs']} jobs, "
+          f"timeout {report['timeout_s']} s, {report['workers']} workers")
+    print(f"{'family':<10} {'format':<10} {'programs':>8} {'agree':>6} {'ref pass':>8} {'our pass':>8} "
+          f"{'agreement':>9}")
     for fmt, f in report["formats"].items():
         print(f"{family_names.get(fmt, 'humaneval'):<10} {fmt:<10} {f['programs']:>8} {f['agree']:>6} "
               f"{f['reference_passed']:>8} {f['ours_passed']:>8} {100 * f['agreement']:>8.2f}%")
     print(f"wall time: reference {report['reference_wall_s']} s, ours {report['ours_wall_s']} s "
           f"(ratio {report['reference_wall_s'] / max(report['ours_wall_s'], 1e-9):.2f}x)")
     print("\nunsupported test cases of correct programs (the channel's documented limits):")
-    print(f"{'format':<10} {'programs':>8} {'with any':>8} {'cases':>6} {'unsupp.':>7} {'share':>7}  by limit")
+    print(f"{'format':<10} {'programs':>8} {'with any':>8} {'cases':>6} {'unsupp.':>7} {'share':>7}  "
+          "by limit")
     for fmt, u in report["unsupported"].items():
         why = Counter(e["detail"].removeprefix("not judgeable through the plain-data channel: ")[:48]
                       for e in u["examples"])
@@ -78,10 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         rows = humaneval_rows()
         programs = build_corpus(rows, seed=args.seed, every=args.every)
         reports["humaneval"] = measure(rows, programs, timeout_s=args.timeout_s, workers=args.workers)
-    names = list(FAMILIES) if args.family in ("families", "all") else [args.family] if args.family in FAMILIES else []
+    names = list(FAMILIES) if args.family in ("families", "all") else \
+        [args.family] if args.family in FAMILIES else []
     if names:
         programs = family_programs(names, seed=args.seed, every=args.every)
-        reports["families"] = measure_work(family_jobs(programs), timeout_s=args.timeout_s, workers=args.workers)
+        reports["families"] = measure_work(family_jobs(programs), timeout_s=args.timeout_s,
+                                           workers=args.workers)
     for title, report in reports.items():
         for d in report["disagreements"]:
             d["allowlisted"] = reason_for(d["pid"])

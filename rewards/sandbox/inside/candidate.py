@@ -34,7 +34,7 @@ _UNARY = {"len": len, "bool": bool, "iter": iter, "next": next, "str": str, "rep
           "exit": lambda o: o.__exit__(None, None, None)}
 _MUTABLE = (list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
             collections.defaultdict)
-_RETAINED, _RETAINED_ITEMS = 64, 10_000  # kept arguments followed after later calls: how many, how big
+_RETAINED, _RETAINED_ITEMS = 64, 10_000  # kept arguments followed after later calls: how many, how long
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
 _CAPTURE_CHARS = 1 << 20  # what a test redirecting stdout gets of one call's output
 _MISSING = object()
@@ -176,8 +176,8 @@ class Server:
                 info["eq"] = 1
             if all(getattr(cls, n) is getattr(object, n) for n in ("__lt__", "__le__", "__gt__", "__ge__")):
                 info["ord"] = 1
-            found = {}
-            for k in reversed(type.__getattribute__(cls, "__mro__")):  # the instance's lookup, not the metaclass's
+            found = {}  # what an instance's lookup finds (the class's MRO, never its metaclass)
+            for k in reversed(type.__getattribute__(cls, "__mro__")):
                 found.update((n, vars(k)[n]) for n in wire.CAPABILITIES if n in vars(k))
             info["m"] = [n for n in wire.CAPABILITIES if found.get(n) is not None]
         except Exception:

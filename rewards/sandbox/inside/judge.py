@@ -97,9 +97,6 @@ _track(unittest.mock._patch, _ACTIVE_PATCHES)
 _track(unittest._log._AssertLogsContext, _ACTIVE_LOG_CAPTURES)
 _track(unittest.case._AssertWarnsContext, _ACTIVE_WARNING_CAPTURES)
 _EXACT_ITEMS = 16  # items of a program's iterator fetched one next() at a time before prefetching (laziness)
-# A test's argument the program changed in place comes back into it; one the program keeps is followed
-# after later calls too (up to this many, of up to _RETAINED_ITEMS items).
-_RETAINED, _RETAINED_ITEMS = 64, 10_000
 
 
 class Unjudgeable(BaseException):
@@ -298,8 +295,8 @@ class _Exported:
 
     __slots__ = ("target", "kind")
     # What the program may do with a stream of the test (sys.stdin it set, a StringIO or file it passes).
-    STREAM_METHODS = frozenset({"read", "readline", "readlines", "write", "writelines", "seek", "tell", "getvalue",
-                                "truncate", "flush", "close", "readable", "writable", "seekable"})
+    STREAM_METHODS = frozenset({"read", "readline", "readlines", "write", "writelines", "seek", "tell",
+                                "getvalue", "truncate", "flush", "close", "readable", "writable", "seekable"})
     STREAM_DATA = frozenset({"closed", "name", "mode", "encoding", "newlines"})
 
     def __init__(self, target, kind):
@@ -414,7 +411,8 @@ class Session:
             return Proxy
         has = info.get("m")
         has = frozenset(n for n in has if n in wire.CAPABILITIES) if type(has) is list else None
-        key = (ref[0], ref[1], ref[2] if ref[0] == "R" else None, bool(info.get("eq")), bool(info.get("ord")), has)
+        key = (ref[0], ref[1], ref[2] if ref[0] == "R" else None, bool(info.get("eq")), bool(info.get("ord")),
+               has)
         cls = self.proxy_types.get(key)
         if cls is None:
             real = None
@@ -513,7 +511,8 @@ class Session:
     def call(self, proxy, args, kwargs):
         self._check_solution_module()
         ctx = self._mirror()
-        track = [[key, self._track(a)] for key, a in [*enumerate(args), *kwargs.items()] if type(a) in _TRACKED]
+        track = [[key, self._track(a)] for key, a in [*enumerate(args), *kwargs.items()]
+                 if type(a) in _TRACKED]
         if track:
             ctx["track"] = track
         msg = ["call", proxy._coderl_i, [self.enc(a) for a in args], {str(k): self.enc(v) for k, v in kwargs.items()}, ctx]
@@ -537,8 +536,8 @@ class Session:
         open, ...) and sys.stdin (the program calls back the test's), sys.argv, os.environ, attributes of
         standard-library modules patched with mock.patch (time.sleep, random.randint, os.path.exists, ...:
         the program calls back the test's mock), the random module's state once the test has set it, the
-        recursion limit the test set, and the assertLogs / assertWarns the test is in (what the program logs or
-        warns comes back here to them)."""
+        recursion limit the test set, and the assertLogs / assertWarns the test is in (what the program logs
+        or warns comes back here to them)."""
         out_, in_, err_ = self.streams
         ctx = {}
         if sys.stdout is not out_:
@@ -574,7 +573,8 @@ class Session:
             ctx["recursion"] = sys.getrecursionlimit()
         if _ACTIVE_LOG_CAPTURES:
             root = logging.getLogger()
-            ctx["logs"] = [[None if c.logger is root else c.logger.name, c.level] for c in _ACTIVE_LOG_CAPTURES]
+            ctx["logs"] = [[None if c.logger is root else c.logger.name, c.level]
+                           for c in _ACTIVE_LOG_CAPTURES]
         if _ACTIVE_WARNING_CAPTURES:
             ctx["warnings"] = True
         return ctx
@@ -668,7 +668,7 @@ class Session:
                     return ["ok", self.enc(iter(obj))]
                 if name == "next" and kind != "call":
                     return ["ok", self.enc(next(obj))]
-                if name in _COMPARE_OPS:  # the test's own __eq__ / __lt__ / __hash__ decide (a heap of its Tasks)
+                if name in _COMPARE_OPS:  # the test's own __eq__ / __lt__ / __hash__ decide (a heap of Tasks)
                     return ["ok", self.enc(_COMPARE_OPS[name](obj, *args))]
                 if name in ("repr", "str"):
                     return ["ok", self.enc(_OBJECT_OPS[name](obj))]
@@ -689,7 +689,8 @@ _STREAM_OPS = {"iter": iter, "next": next, "enter": lambda o: o.__enter__(),
 _COMPARE_OPS = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
                 "ge": operator.ge, "hash": hash}
 _OBJECT_OPS = {"len": len, "bool": bool, "getitem": lambda o, k: o[k], "contains": lambda o, x: x in o,
-               "repr": repr, "str": str, "enter": lambda o: o.__enter__(), "exit": lambda o: o.__exit__(None, None, None)}
+               "repr": repr, "str": str, "enter": lambda o: o.__enter__(),
+               "exit": lambda o: o.__exit__(None, None, None)}
 # What functools.wraps reads of a function the program decorates (and a docstring of a test object).
 _FUNCTION_META = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__annotations__"})
 # Test-made callables that only read what they are given (sorted(xs, key=itemgetter(1))).
@@ -770,8 +771,8 @@ def _write_back(target, state):
 
 
 # Arguments the candidate reports back after a call when the program changed them in place.
-_TRACKED = frozenset({list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
-                      collections.defaultdict})
+_TRACKED = frozenset({list, dict, set, bytearray, collections.deque, collections.Counter,
+                      collections.OrderedDict, collections.defaultdict})
 
 
 # ------------------------------------------------------------------------------------------ a job

@@ -19,8 +19,8 @@ import sys
 import types
 
 # Special methods an object of the program is described by (the judge's proxy lacks the ones its class lacks).
-CAPABILITIES = ("__len__", "__iter__", "__next__", "__getitem__", "__setitem__", "__delitem__", "__contains__",
-                "__reversed__", "__enter__", "__exit__", "__hash__")
+CAPABILITIES = ("__len__", "__iter__", "__next__", "__getitem__", "__setitem__", "__delitem__",
+                "__contains__", "__reversed__", "__enter__", "__exit__", "__hash__")
 MAX_DEPTH = 500  # nesting a value may have (a test's 300-deep list); deeper parts stay handles
 # Python frames encode()/decode() use per level of nesting, with room: whoever (de)codes a value raises its
 # recursion limit to this while it does (candidate.py, judge.py), whatever limit the program set for itself.

@@ -1,6 +1,6 @@
 """Fidelity beyond HumanEval: MBPP-style asserts, CodeRM-UnitTest-style unittest modules and APPS/TACO stdio
-and call programs (tests/rewards/sandbox/fidelity/*_style.py), judged by a real bubblewrap Sandbox and by the plain-Python
-references of tests/rewards/sandbox/fidelity/reference.py, side by side.
+and call programs (tests/rewards/sandbox/fidelity/*_style.py), judged by a real bubblewrap Sandbox and by the
+plain-Python references of tests/rewards/sandbox/fidelity/reference.py, side by side.
 
 CI runs every CODERL_FIDELITY_FAMILIES_EVERY-th task of each family (default 3: about a third of the
 programs); `python -m scripts.bench.fidelity --family all` measures them all (docs/fidelity.md).
@@ -35,8 +35,8 @@ def report(programs) -> dict:
           f"ours {r['ours_wall_s']} s (side by side)")
     for fmt, f in r["formats"].items():
         u = r["unsupported"].get(fmt, {})
-        print(f"  {fmt:<9} agreement {100 * f['agreement']:.2f}% ({f['agree']}/{f['programs']}); correct programs: "
-              f"{u.get('unsupported_cases', 0)}/{u.get('cases', 0)} cases unsupported")
+        print(f"  {fmt:<9} agreement {100 * f['agreement']:.2f}% ({f['agree']}/{f['programs']}); correct "
+              f"programs: {u.get('unsupported_cases', 0)}/{u.get('cases', 0)} cases unsupported")
     return r
 
 
@@ -71,7 +71,7 @@ def test_mutants_discriminate(report):
 
 def test_every_disagreement_is_allow_listed(report):
     unlisted = [d for d in report["disagreements"] if reason_for(d["pid"]) is None]
-    assert not unlisted, "disagreements with plain Python (add to tests/rewards/sandbox/fidelity/allowlist.py only with a " \
+    assert not unlisted, "disagreements with plain Python (add them to fidelity/allowlist.py only with a " \
                          "reason, and to docs/fidelity.md):\n" + "\n".join(
         f"{d['pid']} {d['format']}: reference {'pass' if d['reference'] else 'fail'} "
         f"({d['reference_detail'][:80]}), ours {d['status']}: {d['detail'][-160:]}" for d in unlisted[:40])
@@ -85,7 +85,8 @@ def test_allow_list_has_no_stale_entry(report, programs):
 def test_unsupported_only_where_a_limit_is_documented(report):
     # A correct program's test case is "unsupported" only in tasks whose tests meet a documented limit of the
     # channel: anywhere else it would be a false negative in disguise.
-    undocumented = [e for u in report["unsupported"].values() for e in u["examples"] if not is_limit(e["pid"])]
+    undocumented = [e for u in report["unsupported"].values() for e in u["examples"]
+                    if not is_limit(e["pid"])]
     assert not undocumented, undocumented[:10]
     limits = [d for d in report["disagreements"] if is_limit(d["pid"])]
     assert all(d["status"] == "unsupported" for d in limits if d["reference"]), limits[:5]

@@ -1,7 +1,7 @@
 """Known disagreements between the sandbox and plain Python on the fidelity corpora, each with its reason.
 
-tests/rewards/sandbox/test_fidelity.py and tests/rewards/sandbox/test_fidelity_families.py fail on a disagreement listed nowhere here, and on
-an entry that no longer disagrees (remove it: the executor got better). A key is a program id
+tests/rewards/sandbox/test_fidelity.py and test_fidelity_families.py fail on a disagreement listed nowhere
+here, and on an entry that no longer disagrees (remove it: the executor got better). A key is a program id
 ("HumanEval/<n>:<kind>", "coderm/<task>:<kind>", ...; a HumanEval entry covers its three formats) or a task id
 ("coderm/<task>": every program of that task). Every entry is explained in docs/fidelity.md.
 
@@ -18,19 +18,22 @@ Empty for HumanEval since sandbox v2 (issue 9).
 
 from __future__ import annotations
 
-_IN = "`in` on an object of the program (`assertIn(3, linked_list)`): its __contains__ would decide whether a " \
-      "test value is in it"
+_IN = "`in` on an object of the program (`assertIn(3, linked_list)`): its __contains__ would decide " \
+      "whether a test value is in it"
 _EQ = "`==` between objects of the program (`assertEqual(result, Point(1, 2))`): its __eq__ would decide"
 
 LIMITS: dict[str, str] = {
     "coderm/linked_list": _IN,
     "coderm/inventory": _IN,
     "coderm/matrix": _EQ + "; also `Matrix(...) * 3`, arithmetic between a program object and a test value",
-    "coderm/vector": _EQ + "; also `Vector2D(1, -2) * 3`, arithmetic between a program object and a test value",
-    "coderm/library": _EQ + " (dataclass equality: `assertEqual(found, [Book(...)])`, `assertIn(book, books)`)",
+    "coderm/vector": _EQ + "; also `Vector2D(1, -2) * 3`, arithmetic between a program object and a test "
+                           "value",
+    "coderm/library": _EQ + " (dataclass equality: `assertEqual(found, [Book(...)])`, "
+                            "`assertIn(book, books)`)",
     "coderm/version": "ordering and equality between objects of the program (`assertLess(Version(a), "
                       "Version(b))`, `sorted(versions)`, a set of them): its __lt__ / __eq__ would decide",
-    "coderm/plugin_base": "a test class deriving from a class of the program (`class Reverse(Plugin)` in the test)",
+    "coderm/plugin_base": "a test class deriving from a class of the program (`class Reverse(Plugin)` in "
+                          "the test)",
     "coderm/session_timer": "`mock.patch('solution.datetime')` replaces a name of the solution module",
 }
 

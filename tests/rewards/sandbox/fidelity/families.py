@@ -10,7 +10,7 @@ from tests.rewards.sandbox.fidelity import apps_style, coderm_style, mbpp_style
 from tests.rewards.sandbox.fidelity.corpus import Program
 
 FAMILIES = {"mbpp": mbpp_style, "coderm": coderm_style, "apps": apps_style}
-# The label formats each family's programs run in (one family per format, so per-format figures are per family).
+# The label formats each family's programs run in (one family per format: per-format figures are per family).
 FORMATS = {"mbpp": ("assert",), "coderm": ("unittest",), "apps": ("stdio", "call")}
 
 

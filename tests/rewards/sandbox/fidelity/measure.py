@@ -36,7 +36,7 @@ def jobs(rows: list[dict], programs: list[Program], formats=FORMATS) -> list[tup
 
 
 def family_jobs(programs: list[Program]) -> list[tuple[Program, str, Label]]:
-    """(program, format, label) for programs that carry their own label (tests/rewards/sandbox/fidelity/*_style.py)."""
+    """(program, format, label) for programs that carry their own label (the families, *_style.py)."""
     return [(p, p.label.format, p.label) for p in programs]
 
 
@@ -55,7 +55,7 @@ def reference_verdicts(work: list[tuple[Program, str, Label]], timeout_s: float,
 
 
 def our_verdicts(work: list[tuple[Program, str, Label]], config: SandboxConfig) -> list[tuple]:
-    """[(passed, status, detail, cases, unsupported cases)] from coderl.rewards.sandbox, one batch, in order."""
+    """[(passed, status, detail, cases, unsupported cases)] from coderl.rewards.sandbox, one batch."""
     with Sandbox(config) as sb:
         results = sb.run([Job(code=p.code, label=lb) for p, _, lb in work])
     out = []
@@ -64,7 +64,8 @@ def our_verdicts(work: list[tuple[Program, str, Label]], config: SandboxConfig) 
         complete = len(r.outcomes) == r.expected > 0
         status = bad.status if bad else "passed" if complete else "incomplete"
         unsupported = sum(o.status == "unsupported" for o in r.outcomes)
-        out.append((status == "passed", status, (bad.detail if bad else r.detail)[:300], r.expected, unsupported))
+        detail = (bad.detail if bad else r.detail)[:300]
+        out.append((status == "passed", status, detail, r.expected, unsupported))
     return out
 
 
@@ -89,7 +90,8 @@ def compare(work, reference, ours) -> dict:
             u["unsupported_cases"] += unsup
             u["programs_with_unsupported"] += unsup > 0
             if unsup:
-                u["examples"].append({"pid": p.pid, "unsupported": unsup, "cases": cases, "detail": detail[:200]})
+                u["examples"].append({"pid": p.pid, "unsupported": unsup, "cases": cases,
+                                      "detail": detail[:200]})
         if ref_ok == our_ok:
             f["agree"] += 1
         else:
@@ -105,11 +107,13 @@ def measure(rows: list[dict], programs: list[Program], timeout_s: float = TIMEOU
             memory_mb: int = 1024, formats=FORMATS, concurrent: bool = False,
             reference_workers: int | None = None) -> dict:
     """HumanEval: reference and ours on every program in every format (measure_work)."""
-    return measure_work(jobs(rows, programs, formats), timeout_s, workers, memory_mb, concurrent, reference_workers)
+    return measure_work(jobs(rows, programs, formats), timeout_s, workers, memory_mb, concurrent,
+                        reference_workers)
 
 
 def measure_work(work: list[tuple[Program, str, Label]], timeout_s: float = TIMEOUT_S, workers: int = 2,
-                 memory_mb: int = 1024, concurrent: bool = False, reference_workers: int | None = None) -> dict:
+                 memory_mb: int = 1024, concurrent: bool = False,
+                 reference_workers: int | None = None) -> dict:
     """Reference and ours on the same (program, format, label) jobs; the comparison plus both wall times.
 
     concurrent=True runs the two side by side (each mostly waits on its children, so together they
@@ -131,7 +135,8 @@ def measure_work(work: list[tuple[Program, str, Label]], timeout_s: float = TIME
         reference, reference_s = timed(reference_verdicts, work, timeout_s, ref_workers, memory_mb)
         ours, ours_s = timed(our_verdicts, work, config)
     report = compare(work, reference, ours)
-    report.update(programs=len({p.pid for p, _, _ in work}), jobs=len(work), timeout_s=timeout_s, workers=workers,
+    report.update(programs=len({p.pid for p, _, _ in work}), jobs=len(work), timeout_s=timeout_s,
+                  workers=workers,
                   reference_workers=ref_workers,
                   concurrent=concurrent, reference_wall_s=reference_s, ours_wall_s=ours_s)
     # Sanity of the reference itself: a rewrite that plain Python must accept and the reference rejects

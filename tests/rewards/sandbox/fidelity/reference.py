@@ -43,7 +43,7 @@ def humaneval_verdict(program: str, test: str, entry_point: str, timeout: float)
 
 
 def _solution_namespace(program: str) -> dict:
-    """The program run as module `solution` (its functions' globals are the module's: patch("solution.x") works)."""
+    """The program run as module `solution` (its functions' globals are its dict: patch("solution.x"))."""
     module = types.ModuleType("solution")
     module.__dict__["__builtins__"] = __builtins__
     sys.modules["solution"] = module
@@ -77,8 +77,9 @@ def _run_asserts(program: str, setup_code: str, asserts: list[str]) -> tuple[boo
 TACO_PRELUDE = (
     "import sys\nimport time\nimport itertools\nfrom itertools import accumulate, product, permutations, "
     "combinations\nimport collections\nfrom collections import Counter, OrderedDict, deque, defaultdict, "
-    "ChainMap\nfrom functools import lru_cache\nimport math\nfrom math import sqrt, sin, cos, tan, ceil, fabs, "
-    "floor, gcd, exp, log, log2\nimport fractions\nfrom typing import List, Tuple\nimport numpy as np\n"
+    "ChainMap\nfrom functools import lru_cache\nimport math\n"
+    "from math import sqrt, sin, cos, tan, ceil, fabs, floor, gcd, exp, log, log2\nimport fractions\n"
+    "from typing import List, Tuple\nimport numpy as np\n"
     "import random\nimport heapq\nfrom heapq import *\n")
 
 
@@ -103,7 +104,9 @@ def _tokens_match(got: str, want: str) -> bool:
         if a == b:
             continue
         x, y = _number(a), _number(b)
-        if x is None or y is None or (_is_int(a) and _is_int(b)) or not math.isfinite(x) or not math.isfinite(y):
+        if x is None or y is None or (_is_int(a) and _is_int(b)):
+            return False
+        if not (math.isfinite(x) and math.isfinite(y)):
             return False
         if abs(x - y) > 1e-6 * max(1.0, abs(y)):
             return False
@@ -111,10 +114,10 @@ def _tokens_match(got: str, want: str) -> bool:
 
 
 def apps_output_matches(stdout: str, expected: str) -> bool:
-    """APPS's stdio comparison (eval/testing_util.py), written out: the output's and the expected text's lines,
-    each stripped, empty ones dropped (its custom_compare_ and second/third checks), then compared line by line,
-    numbers within tolerance (its float check). Left out: its last two checks compare *sets* of tokens and of
-    lines, which accept answers in the wrong order; they are replaced by the same comparison in order."""
+    """APPS's stdio comparison (eval/testing_util.py), written out: the output's and the expected text's
+    lines, each stripped, empty ones dropped (its custom_compare_ and second/third checks), then compared line
+    by line, numbers within tolerance (its float check). Left out: its last two checks compare *sets* of
+    tokens and of lines, which accept answers in the wrong order; the comparison in order replaces them."""
     got = [line.strip() for line in stdout.splitlines() if line.strip()]
     want = [line.strip() for line in expected.splitlines() if line.strip()]
     return len(got) == len(want) and all(_tokens_match(g, w) for g, w in zip(got, want, strict=True))
