@@ -341,6 +341,10 @@ class Server:
         if "stdin" in ctx:
             saved["stdin"] = sys.stdin
             sys.stdin = _StdinMirror(self.dec(ctx["stdin"]))
+        if "environ" in ctx:  # before the patches: a patched os.environ is undone first, then the real one
+            saved["environ"] = dict(os.environ)
+            os.environ.clear()
+            os.environ.update(self.dec(ctx["environ"]))
         for name, value in (ctx.get("builtins") or {}).items():
             self._patch(saved, builtins, name, self.dec(value))
         for mod, name, value in ctx.get("patches") or ():
@@ -352,10 +356,6 @@ class Server:
                 self._patch(saved, target, name, self.dec(value))
         if "argv" in ctx:
             self._patch(saved, sys, "argv", self.dec(ctx["argv"]))
-        if "environ" in ctx:
-            saved["environ"] = dict(os.environ)
-            os.environ.clear()
-            os.environ.update(self.dec(ctx["environ"]))
         if "random" in ctx:
             import random
             random.setstate(self.dec(ctx["random"]))
@@ -411,10 +411,11 @@ class Server:
     def _follow(self, watch, refs, result, out):
         """Report changes to arguments the program kept from earlier calls (a heap built on the test's list),
         and start following this call's arguments that it keeps (more references than before the call)."""
-        live = []
+        live, released, kept = [], [], []
         for tid, entry in list(self.retained.items()):
             if sys.getrefcount(entry[0]) <= 2:  # only this table holds it now
                 del self.retained[tid]
+                released.append(tid)
                 continue
             state = self.enc(entry[0])
             if state != entry[1]:
@@ -424,9 +425,11 @@ class Server:
             if sys.getrefcount(a) - (a is result) > before and len(a) <= _RETAINED_ITEMS and \
                     len(self.retained) < _RETAINED:
                 self.retained[tid] = [a, self.enc(a)]
-        if live:
-            out = out or {}
-            out["live"] = live
+                kept.append(tid)
+        for name, value in (("live", live), ("released", released), ("kept", kept)):
+            if value:
+                out = out or {}
+                out[name] = value
         return out
 
     @staticmethod

@@ -97,6 +97,7 @@ _track(unittest.mock._patch, _ACTIVE_PATCHES)
 _track(unittest._log._AssertLogsContext, _ACTIVE_LOG_CAPTURES)
 _track(unittest.case._AssertWarnsContext, _ACTIVE_WARNING_CAPTURES)
 _EXACT_ITEMS = 16  # items of a program's iterator fetched one next() at a time before prefetching (laziness)
+_KEPT = 64  # arguments of the test the program keeps, followed after later calls (the candidate says which)
 
 
 class Unjudgeable(BaseException):
@@ -329,7 +330,7 @@ class Session:
         self.random_synced = None  # random's state as the candidate has it, once the test seeded random
         _RANDOM_SEEDED.clear()
         self.recursion0 = sys.getrecursionlimit()
-        self.tracked, self.track_ids = {}, {}  # arguments the candidate may report changes to, by id
+        self.tracked, self.track_seq = {}, 0  # arguments the program keeps, by the candidate's id for them
 
     # ---------------------------------------------------------------- taint
     def unjudgeable(self, what):
@@ -511,13 +512,15 @@ class Session:
     def call(self, proxy, args, kwargs):
         self._check_solution_module()
         ctx = self._mirror()
-        track = [[key, self._track(a)] for key, a in [*enumerate(args), *kwargs.items()]
-                 if type(a) in _TRACKED]
-        if track:
-            ctx["track"] = track
+        pending = {}  # this call's mutable arguments, by the id the candidate reports them under
+        for key, a in [*enumerate(args), *kwargs.items()]:
+            if type(a) in _TRACKED:
+                self.track_seq += 1
+                pending[self.track_seq] = a
+                ctx.setdefault("track", []).append([key, self.track_seq])
         msg = ["call", proxy._coderl_i, [self.enc(a) for a in args], {str(k): self.enc(v) for k, v in kwargs.items()}, ctx]
         reply = self._request(msg)
-        self._unmirror(reply[2] if len(reply) > 2 else None, ctx)
+        self._unmirror(reply[2] if len(reply) > 2 else None, ctx, pending)
         if reply[0] != "ok":
             raise self.exception(reply[1])
         value = self.dec(reply[1])
@@ -579,14 +582,6 @@ class Session:
             ctx["warnings"] = True
         return ctx
 
-    def _track(self, obj):
-        """The id under which the candidate reports what it later does to this argument of the test."""
-        tid = self.track_ids.get(id(obj))
-        if tid is None or self.tracked[tid] is not obj:
-            tid = self.track_ids[id(obj)] = len(self.tracked) + 1
-            self.tracked[tid] = obj
-        return tid
-
     def _mirrored(self, value):
         """How a value the test put in place of a builtin or a module attribute reaches the program: a
         callable the test made (a mock, a function) is called back here, anything else crosses as data."""
@@ -594,7 +589,7 @@ class Session:
             value = _Exported(value, "call")
         return self.enc(value)
 
-    def _unmirror(self, out, ctx):
+    def _unmirror(self, out, ctx, pending):
         """Apply what came back of one call: output, random state, changes to arguments the program keeps,
         log records and warnings for the test's assertLogs / assertWarns."""
         if type(out) is not dict:
@@ -609,9 +604,15 @@ class Session:
                 self.random_synced = random.getstate()
             except (TypeError, ValueError):
                 pass
+        for tid in out.get("kept") or ():  # followed from now on (held here only while the program keeps them)
+            if type(tid) is int and tid in pending and len(self.tracked) < _KEPT:
+                self.tracked[tid] = pending[tid]
         for tid, state in out.get("live") or ():
             if type(tid) is int and tid in self.tracked:
                 _write_back(self.tracked[tid], self.dec(state))
+        for tid in out.get("released") or ():
+            if type(tid) is int:
+                self.tracked.pop(tid, None)
         captures = list(_ACTIVE_LOG_CAPTURES) if "logs" in ctx else []
         for k, name, level, message in out.get("logs") or ():
             if type(k) is int and 0 <= k < len(captures) and type(level) is int:
