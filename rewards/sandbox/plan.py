@@ -146,8 +146,13 @@ def judge_stdio(stdout: str, truncated: bool, expected: str) -> tuple[bool, str]
 def _same(got, want) -> bool:
     if isinstance(want, bool) or isinstance(got, bool):
         return type(got) is type(want) and got == want
+    if type(want) is int and type(got) is int:  # exact: a tolerance would pass 1000001 for 1000000
+        return got == want
     if isinstance(want, (int, float)) and isinstance(got, (int, float)):
-        return math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
+        try:
+            return math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
+        except OverflowError:  # an int beyond any float, against a float
+            return False
     if isinstance(want, (list, tuple)) and isinstance(got, (list, tuple)):
         return len(got) == len(want) and all(_same(g, w) for g, w in zip(got, want, strict=False))
     if isinstance(want, dict) and isinstance(got, dict):

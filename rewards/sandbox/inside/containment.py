@@ -25,6 +25,7 @@ _PATH_EVENTS = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.renam
                 "os.symlink": (1,), "os.link": (0, 1), "os.truncate": (0,), "os.chmod": (0,),
                 "os.chown": (0,), "os.utime": (0,), "os.mkfifo": (0,), "os.mknod": (0,), "os.chdir": (0,),
                 "shutil.rmtree": (0,), "shutil.copyfile": (1,), "shutil.move": (1,), "os.chflags": (0,)}
+_LIST_EVENTS = frozenset({"os.listdir", "os.scandir"})
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -87,8 +88,8 @@ def install(jobdir, readable, _isinstance=isinstance, _str=str, _bytes=bytes, _f
     def hook(event, args):
         if event in _DENIED_EVENTS or event.startswith(_DENIED_PREFIXES):
             raise SandboxDenied(f"sandbox: {event} is not allowed")
-        if event == "open":
-            path, mode, flags = args
+        if event == "open" or event in _LIST_EVENTS:  # listing a directory reads it too
+            path, mode, flags = args if event == "open" else (args[0] if args else None, None, None)
             if path is None or _isinstance(path, _int):
                 return
             writing = (_isinstance(mode, _str) and _any(c in mode for c in "wax+")) or (
