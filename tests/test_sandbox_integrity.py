@@ -379,3 +379,32 @@ def test_an_interrupt_sent_to_the_judge_passes_nothing(one_worker_no_scoping):
     honest = f"def f(x):\n    return {SECRET!r} if x == 2 else {SECRET!r} + '!'\n"
     assert [r.pass_rate for r in one_worker_no_scoping.run([Job(honest, parse_label(lab)) for lab in LABELS.values()])] \
         == [1.0, 1.0, 1.0]
+
+
+def test_a_test_that_did_not_verify_anything_is_never_a_pass(sb):
+    # A unittest test passes only when unittest reports its success: a skip the program steers (a skipIf
+    # condition on its names, a skipTest on its answer) and an expected failure it makes fail are unsupported.
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nclass T(unittest.TestCase):\n"
+        f"    @unittest.skipIf(f(0) is None, 'no answer')\n    def test_a(self):\n        self.assertEqual(f(2), {SECRET!r})\n"
+        f"    def test_b(self):\n        if f(3) is None:\n            self.skipTest('no answer')\n"
+        f"        self.assertEqual(f(3), {SECRET!r} + '!')\n"
+        "    @unittest.expectedFailure\n    def test_c(self):\n        self.assertEqual(f(1), 'not what f(1) returns')\n"]})
+    r = sb.run([Job("def f(x):\n    return None\n", label)])[0]
+    assert [o.status for o in r.outcomes] == ["unsupported"] * 3, [o.detail for o in r.outcomes]
+
+
+def test_a_job_cannot_stop_the_helpers_for_the_next_job(one_worker_no_scoping):
+    # Without signal scoping a candidate may SIGSTOP its zygote or judge during its last test: the next job on
+    # the worker (a sibling in the same GRPO group, whose lower reward would raise this one's advantage)
+    # must not be the one that pays.
+    stopper = ("import os, signal\ndef f(x):\n    zygote = os.getppid()\n"
+               "    worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+               "    for p in os.listdir('/proc')[:4096]:\n        if p.isdigit() and x == 3 and int(p) != os.getpid():\n"
+               "            try:\n                ppid = int(open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+               "            except OSError:\n                continue\n            if int(p) == zygote or ppid == worker:\n"
+               "                os.kill(int(p), signal.SIGSTOP)\n    return x * x\n")
+    label = parse_label({"format": "assert", "tests": ["assert f(2) == 4", "assert f(3) == 9"]})
+    one_worker_no_scoping.run([Job(stopper, label)])
+    r = one_worker_no_scoping.run([Job("def f(x):\n    return x * x\n", label)])[0]
+    assert r.pass_rate == 1.0, [(o.status, o.detail) for o in r.outcomes]

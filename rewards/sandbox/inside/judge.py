@@ -832,13 +832,20 @@ class _Result(unittest.TestResult):
         super().addSuccess(test)
         self._passed(test)
 
-    def addSkip(self, test, reason):  # the label's own skip (the program cannot raise SkipTest here)
+    # A skipped test and an expected failure verified nothing, and the program can steer either (a skipIf
+    # condition on its names, a wrong answer making the expected failure fail): never a pass.
+    def addSkip(self, test, reason):
         super().addSkip(test, reason)
-        self._passed(test)
+        self._unverified(test, f"the test was skipped: {reason}")
 
     def addExpectedFailure(self, test, err):
         super().addExpectedFailure(test, err)
-        self._passed(test)
+        self._unverified(test, "an expected failure: the test verifies nothing")
+
+    def _unverified(self, test, why):
+        if self.current is not None and self.index.get(id(test)) == self.current[0] and \
+                self.current[1] in (None, "passed"):
+            self.current[1], self.current[2] = "unsupported", str(why)[:self.job.limit]
 
     def addFailure(self, test, err):
         super().addFailure(test, err)
