@@ -522,9 +522,16 @@ class Worker:
         return {"status": st, "runtime_s": runtime, "detail": (why + "\n" + stderr[-job["detail_chars"]:]).strip()}
 
     def finish_job(self):
-        """After the reply: kill what the job left, empty the scratch directories."""
+        """After the reply: kill what the job left, empty the scratch directories, and resume the helpers: where
+        Landlock cannot scope signals a job could have stopped them, to fail the next job (a sibling's reward)."""
         clean = self.sweep()
         self.dirty = self.dirty or not clean or not self._clean_files()
+        for helper in (self.zygote, self.judge):
+            if helper is not None:
+                try:
+                    os.kill(helper, signal.SIGCONT)
+                except OSError:
+                    pass
 
 
 def _classify_exit(status, stderr):
