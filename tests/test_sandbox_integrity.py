@@ -408,3 +408,15 @@ def test_a_job_cannot_stop_the_helpers_for_the_next_job(one_worker_no_scoping):
     one_worker_no_scoping.run([Job(stopper, label)])
     r = one_worker_no_scoping.run([Job("def f(x):\n    return x * x\n", label)])[0]
     assert r.pass_rate == 1.0, [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_every_statement_of_a_humaneval_check_runs(sb):
+    # Statements after check()'s last assert (a raise, a helper that asserts) end the last case: once they
+    # were never run, and a program wrong on them passed.
+    label = parse_label({"format": "humaneval", "entry_point": "f", "tests": [
+        "def _helper(c):\n    assert c(3) == 9\n\ndef check(candidate):\n    assert candidate(1) == 1\n"
+        "    if candidate(2) != 4:\n        raise AssertionError('f(2)')\n    _helper(candidate)\n"]})
+    res = sb.run([Job(code, label) for code in ("def f(x):\n    return 1 if x == 1 else 4 if x == 2 else 0\n",
+                                                "def f(x):\n    return 1 if x == 1 else 0\n",
+                                                "def f(x):\n    return x * x\n")])
+    assert [r.pass_rate for r in res] == [0.0, 0.0, 1.0], [[o.detail for o in r.outcomes] for r in res]

@@ -54,7 +54,8 @@ def is_case(stmt: ast.stmt) -> bool:
 
 def _humaneval_plan(program: str) -> tuple[list, str]:
     """Units {"setup": src, "test": src}: each top-level statement of check() that contains an assert is
-    one test case; the statements before it are its setup. Falls back to one case = check(candidate)."""
+    one test case; the statements before it are its setup, those after the last one end the last case.
+    Falls back to one case = check(candidate)."""
     whole = [{"setup": "", "test": "check(__candidate__)"}]
     try:
         tree = ast.parse(program)
@@ -72,6 +73,8 @@ def _humaneval_plan(program: str) -> tuple[list, str]:
             pending = []
         else:
             pending.append(stmt)
+    if pending and units:  # statements after the last assert still check (a raise, a helper): the last case runs them
+        units[-1]["test"] += "\n" + "\n".join(ast.unparse(s) for s in pending)
     try:
         for u in units:
             compile(u["setup"], "<check>", "exec")
