@@ -420,3 +420,13 @@ def test_every_statement_of_a_humaneval_check_runs(sb):
                                                 "def f(x):\n    return 1 if x == 1 else 0\n",
                                                 "def f(x):\n    return x * x\n")])
     assert [r.pass_rate for r in res] == [0.0, 0.0, 1.0], [[o.detail for o in r.outcomes] for r in res]
+
+
+def test_unittest_tests_a_class_inherits_run_too(sb):
+    # A test class's test methods from a mixin of its module run as in unittest (once left out of the plan,
+    # a program wrong on them passed the class's own trivial test).
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nclass Checks:\n    def test_real(self):\n        self.assertEqual(f(3), 9)\n"
+        "class T(Checks, unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(1), 1)\n"]})
+    wrong, right = sb.run([Job("def f(x):\n    return 1\n", label), Job("def f(x):\n    return x * x\n", label)])
+    assert [o.status for o in wrong.outcomes] == ["passed", "failed"] and right.pass_rate == 1.0

@@ -29,20 +29,29 @@ def _unittest_plan(modules) -> list:
             plan.append([idx, None, None])  # the module itself is broken: one "syntax" case
             continue
         test_classes: set[str] = set()
+        classes: dict[str, ast.ClassDef] = {}
         for node in tree.body:
             if not isinstance(node, ast.ClassDef):
                 continue
+            classes[node.name] = node
             bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None) for b in node.bases}
             if not (bases & _TESTCASE_BASES or bases & test_classes):
                 continue
             test_classes.add(node.name)
-            seen: list[str] = []
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
-                    if item.name not in seen:
-                        seen.append(item.name)
-            plan += [[idx, node.name, m] for m in seen]
+            plan += [[idx, node.name, m] for m in _test_methods(node, classes)]
     return plan
+
+
+def _test_methods(node: ast.ClassDef, classes: dict, depth: int = 0) -> list[str]:
+    """The test* methods a class defines or inherits from classes of its module (a mixin's tests run too:
+    left out, they would be checks the program never faced)."""
+    seen = [item.name for item in node.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test")]
+    for b in node.bases if depth < 20 else ():
+        base = classes.get(getattr(b, "id", None))
+        if base is not None and base is not node:
+            seen += _test_methods(base, classes, depth + 1)
+    return list(dict.fromkeys(seen))
 
 
 def is_case(stmt: ast.stmt) -> bool:
