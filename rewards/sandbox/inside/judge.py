@@ -174,8 +174,8 @@ def _exit(self, typ, value, tb):
 _OPTIONAL = {  # special methods a proxy has only when the program's type has them (candidate._CAPS)
     "__call__": lambda self, *args, **kwargs: self._coderl_s.call(self, args, kwargs),
     "__getitem__": lambda self, key: self._coderl_s.op(self, "getitem", key),
-    "__setitem__": lambda self, key, value: self._coderl_s.op(self, "setitem", key, value) and None,
-    "__delitem__": lambda self, key: self._coderl_s.op(self, "delitem", key) and None,
+    "__setitem__": lambda self, key, value: self._coderl_s.op(self, "setitem", key, value),
+    "__delitem__": lambda self, key: self._coderl_s.op(self, "delitem", key),
     "__round__": lambda self, *n: self._coderl_s.op(self, "round", *n),
     "__instancecheck__": lambda self, obj: self._coderl_s.op(self, "isinstance", obj),
     "__subclasscheck__": lambda self, cls: self._coderl_s.op(self, "issubclass", cls),
@@ -1008,14 +1008,18 @@ def serve(sock_fd, base):
             continue
         specs.move_to_end(msg["digest"])
         jobdir = msg.get("jobdir") or base
+        job = None
         try:
             os.chdir(jobdir)
             os.environ["TMPDIR"] = os.environ["HOME"] = jobdir
             tempfile.tempdir = jobdir
-            Job(spec, msg, chan_fd, report).run()
+            job = Job(spec, msg, chan_fd, report)
+            job.run()
         except BaseException as e:  # a judge bug must never look like a pass
             report(["prelude", "killed", f"judge error: {type(e).__name__}: {e}"])
         finally:
+            if job is not None:  # a proxy that outlives its job (a cycle, a __del__) must not use a reused fd
+                job.session.gone = job.session.gone or "the job is over"
             os.close(chan_fd)
             try:
                 os.chdir(base)
