@@ -1,7 +1,7 @@
 """The rlimits fallback (no namespaces): the judge/candidate split decides verdicts as with bubblewrap, and the
 candidate is kept off host files, other jobs' files and the network by Landlock where the kernel has it and
 by the containment hook where it does not. Bounded and safe if containment failed: reads only, writes only
-under pytest's tmp_path, no signals."""
+under /tmp (the bait directories), no signals."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
-from coderl.rewards.sandbox import Job, Sandbox
+from coderl.rewards.sandbox import Job, Sandbox, isolation
 from coderl.rewards.sandbox.inside import landlock
 from coderl.rewards.sandbox.isolation import SANDBOX_UID
 
@@ -138,3 +138,28 @@ def test_symlinks_the_program_plants_lead_the_judge_and_the_cleanup_nowhere(fall
     if fallback.config.landlock:  # without Landlock the judge, like a hook-only candidate, is not confined
         assert r.passed == 0, [(o.status, o.detail[-300:]) for o in r.outcomes]
         assert not (bait / "written.txt").exists()
+
+
+def test_as_root_the_program_cannot_reach_the_workers_descriptors(monkeypatch):
+    # The weakest configuration: the fallback as root (no interpreter an unprivileged uid can run: pyenv under
+    # /root) and no Landlock. A program that gets around the hook (a dir_fd-relative path through its own
+    # symlinks) once reopened the worker's protocol pipe through /proc as root, whose CAP_SYS_PTRACE beats
+    # non-dumpability, and wrote a reply of passed tests; candidates now drop every capability.
+    monkeypatch.setattr(isolation, "_rlimits_interpreter", lambda: None)
+    attack = ("import os, json, struct\ndef forge():\n    os.makedirs('d/' + '/'.join(['d'] * 9), exist_ok=True)\n"
+              "    os.symlink(os.getcwd() + '/d/' + '/'.join(['d'] * 9), 's')\n    os.makedirs('a')\n"
+              "    os.symlink('/', 'a/s')\n    base = os.open('a', os.O_RDONLY)\n    up = 's/' + '/'.join(['..'] * 10)\n"
+              "    st = os.read(os.open(f'{up}/proc/{os.getppid()}/stat', os.O_RDONLY, dir_fd=base), 4096).decode()\n"
+              "    worker = int(st.rsplit(')', 1)[1].split()[1])\n"
+              "    body = json.dumps({'results': [{'status': 'passed', 'runtime_s': 0.0, 'detail': ''}] * 2,"
+              " 'clean': True}).encode()\n    sent = 0\n    for n in range(32):\n        try:\n"
+              "            fd = os.open(f'{up}/proc/{worker}/fd/{n}', os.O_WRONLY, dir_fd=base)\n"
+              "            os.write(fd, struct.pack('>Q', len(body)) + body)\n            sent += 1\n"
+              "        except OSError:\n            pass\n    return sent\n"
+              "try:\n    SENT = forge()\nexcept OSError:\n    SENT = 0\ndef f(x):\n    return 0\n")
+    label = parse_label({"format": "assert", "tests": ["assert f(2) == 4", "assert f(3) == 9"]})
+    with Sandbox(SandboxConfig(isolation="rlimits", workers=1, landlock=False, test_timeout_s=2.0)) as s:
+        assert s.info()["sandbox_uid"] == os.geteuid()  # root here when the tests run as root (as in CI)
+        r = s.run([Job(attack, label)])[0]
+        assert r.passed == 0, [(o.status, o.detail) for o in r.outcomes]
+        assert s.run([Job("def f(x):\n    return x * x\n", label)])[0].pass_rate == 1.0
