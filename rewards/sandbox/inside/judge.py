@@ -15,6 +15,7 @@ times each from the previous record, so a test that hangs is the first one not y
 
 import builtins
 import collections
+import copy
 import io
 import math
 import os
@@ -35,6 +36,8 @@ _FILENAMES = ("<test", "<check", "<setup")  # code compiled from a label: the on
 _HOOKS = {"unittest": {"setUpModule", "tearDownModule", "load_tests"},
           "humaneval": {"check", "candidate"}, "assert": set(), "call": set()}
 _SPEC_CACHE = 256
+_ASSERTION_REF = ["R", "builtins", "AssertionError"]
+_BASE_MODULES = frozenset()  # the modules loaded before any job (serve()); a program's module names bind to these
 _ITER_TYPES = frozenset(type(x) for x in (
     iter([]), iter(()), iter({}), iter(set()), iter(""), iter(b""), iter(range(0)), iter({}.values()),
     iter({}.items()), map(abs, []), filter(None, []), zip(), enumerate([]), reversed([]), (x for x in ())))
@@ -72,7 +75,7 @@ def _compare(name, same):
 def _binop(name):
     def method(self, other):
         s = self._coderl_s
-        if type(other) is Proxy and other._coderl_s is s:
+        if _is_proxy(other) and other._coderl_s is s:
             return s.op(self, "binop", name, other)
         raise s.unjudgeable(f"arithmetic ({name}) between an object of the program and a value of the test")
     return method
@@ -85,7 +88,9 @@ def _unary(name):
 
 
 class Proxy:
-    """An object living in the candidate process."""
+    """An object living in the candidate process. Only what every object has is defined here; the special
+    methods its own type has (call, iteration, len, arithmetic...) come from _OPTIONAL, per the program's
+    type (_proxy_class), so callable(), hasattr() and the ABCs' checks see what plain Python would."""
 
     __slots__ = ("_coderl_s", "_coderl_i", "_coderl_n", "__weakref__")
 
@@ -101,32 +106,8 @@ class Proxy:
     def __delattr__(self, name):
         self._coderl_s.delete(self, name)
 
-    def __call__(self, *args, **kwargs):
-        return self._coderl_s.call(self, args, kwargs)
-
-    def __getitem__(self, key):
-        return self._coderl_s.op(self, "getitem", key)
-
-    def __setitem__(self, key, value):
-        self._coderl_s.op(self, "setitem", key, value)
-
-    def __delitem__(self, key):
-        self._coderl_s.op(self, "delitem", key)
-
     def __format__(self, spec):
         return self._coderl_s.op(self, "format", spec)
-
-    def __round__(self, *n):
-        return self._coderl_s.op(self, "round", *n)
-
-    def __exit__(self, *exc):
-        return self._coderl_s.op(self, "exit")
-
-    def __instancecheck__(self, obj):
-        return self._coderl_s.op(self, "isinstance", obj)
-
-    def __subclasscheck__(self, cls):
-        return self._coderl_s.op(self, "issubclass", cls)
 
     def __mro_entries__(self, bases):
         raise self._coderl_s.unjudgeable("a test class derives from a class of the program")
@@ -135,13 +116,17 @@ class Proxy:
         raise self._coderl_s.unjudgeable("a test copies an object of the program")
 
     __copy__ = __deepcopy__
-    __contains__ = _unjudgeable("`in` on an object of the program")
     __eq__ = _compare("==", True)
     __ne__ = _compare("!=", False)
     __lt__ = _compare("<", False)
     __gt__ = _compare(">", False)
     __le__ = _compare("<=", True)
     __ge__ = _compare(">=", True)
+    __str__, __repr__, __hash__, __dir__ = _unary("str"), _unary("repr"), _unary("hash"), _unary("dir")
+
+
+def _is_proxy(obj):
+    return issubclass(type(obj), Proxy)
 
 
 def _next(self):
@@ -166,15 +151,65 @@ def _next(self):
     return items.popleft()
 
 
-Proxy.__next__ = _next
-for _name in ("len", "bool", "iter", "str", "repr", "hash", "int", "float", "index", "complex",
-              "neg", "pos", "abs", "invert", "reversed", "dir", "enter"):
-    setattr(Proxy, f"__{_name}__", _unary(_name))
+def _exit(self, typ, value, tb):
+    """The program's __exit__ may clean up, never decide the fate of an exception in flight in the test: a
+    truthy return would swallow the test's failed assertion, an exception would replace it. It learns the
+    exception's type only (the value may quote an expected value)."""
+    s = self._coderl_s
+    if typ is None:
+        s.op(self, "exit", None)
+        return False
+    try:
+        verdict = s.op(self, "exit", typ if s._ref(typ) is not None else None)
+        suppress = bool(verdict)
+    except (Unjudgeable, CandidateGone):
+        raise
+    except BaseException:
+        raise s.unjudgeable("the program's __exit__ replaced an exception raised in the test") from None
+    if suppress:
+        raise s.unjudgeable("the program's __exit__ suppressed an exception raised in the test")
+    return False
+
+
+_OPTIONAL = {  # special methods a proxy has only when the program's type has them (candidate._CAPS)
+    "__call__": lambda self, *args, **kwargs: self._coderl_s.call(self, args, kwargs),
+    "__getitem__": lambda self, key: self._coderl_s.op(self, "getitem", key),
+    "__setitem__": lambda self, key, value: self._coderl_s.op(self, "setitem", key, value),
+    "__delitem__": lambda self, key: self._coderl_s.op(self, "delitem", key),
+    "__round__": lambda self, *n: self._coderl_s.op(self, "round", *n),
+    "__instancecheck__": lambda self, obj: self._coderl_s.op(self, "isinstance", obj),
+    "__subclasscheck__": lambda self, cls: self._coderl_s.op(self, "issubclass", cls),
+    "__contains__": _unjudgeable("`in` on an object of the program"),
+    "__next__": _next,
+    "__exit__": _exit,
+}
+for _name in ("len", "bool", "iter", "int", "float", "index", "complex", "neg", "pos", "abs", "invert",
+              "reversed", "enter"):
+    _OPTIONAL[f"__{_name}__"] = _unary(_name)
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and",
               "or", "xor"):
-    setattr(Proxy, f"__{_name}__", _binop(_name + "_" if _name in ("and", "or") else _name))
-    setattr(Proxy, f"__r{_name}__", _unjudgeable(f"arithmetic ({_name}) with an object of the program"))
+    _OPTIONAL[f"__{_name}__"] = _binop(_name + "_" if _name in ("and", "or") else _name)
+    _OPTIONAL[f"__r{_name}__"] = _unjudgeable(f"arithmetic ({_name}) with an object of the program")
 del _name
+_PROXY_CLASSES = {}
+
+
+def _proxy_class(caps):
+    """The Proxy subclass with the special methods named in caps (all of them when the program sent none)."""
+    if type(caps) is not list:
+        key, nohash = tuple(_OPTIONAL), False
+    else:
+        names = {c for c in caps if type(c) is str}
+        key, nohash = tuple(n for n in _OPTIONAL if n in names), "nohash" in names
+    cls = _PROXY_CLASSES.get((key, nohash))
+    if cls is None:
+        body = {"__slots__": (), **{n: _OPTIONAL[n] for n in key}}
+        if nohash:
+            body["__hash__"] = None
+        cls = type("Proxy", (Proxy,), body)
+        if len(_PROXY_CLASSES) < 4096:  # the program chooses the combinations: bounded
+            _PROXY_CLASSES[(key, nohash)] = cls
+    return cls
 
 
 def _synth_str(self):
@@ -205,6 +240,7 @@ class Session:
         self.exports = {}  # judge id -> object handed to the candidate
         self.export_ids = {}
         self.taint = None  # (status, detail) that overrides the current test's outcome
+        self.callback_failures = 0  # assertions of the test that failed inside a callback the program called
         self.gone = None
         self.detail_chars = detail_chars
         self.solution = None  # the judge-side `solution` module, and its names when the tests started
@@ -234,7 +270,7 @@ class Session:
 
     def _ref(self, obj):
         """How obj crosses to the candidate, or None when it cannot."""
-        if type(obj) is Proxy:
+        if _is_proxy(obj):
             return ["y", obj._coderl_i] if obj._coderl_s is self else None
         if isinstance(obj, type) and "_coderl_cid" in obj.__dict__:
             return ["y", obj.__dict__["_coderl_cid"]]
@@ -261,7 +297,11 @@ class Session:
                 raise wire.DecodeError("bad handle")
             obj = self.proxies.get(x[1])
             if obj is None:
-                obj = self.proxies[x[1]] = self._synth(x[1], x[2]) if x[2].get("k") == "exc" else self._proxy(x[1], x[2])
+                info = x[2]
+                obj = _known(info.get("r"), info.get("k"))
+                if obj is None:
+                    obj = self._synth(x[1], info) if info.get("k") == "exc" else self._proxy(x[1], info)
+                self.proxies[x[1]] = obj
             return obj
         if tag == "y":
             entry = self.exports.get(x[1]) if type(x[1]) is int else None
@@ -271,14 +311,14 @@ class Session:
         if tag == "R":
             if len(x) != 3:
                 raise wire.DecodeError("bad reference")
-            obj = _module_or_ref(x[1], x[2])
+            obj = _loaded(x[1], x[2])
             if _accepted_ref(obj):
                 return obj
             raise wire.DecodeError(f"reference {x[1]}.{x[2]} is not data")
         raise wire.DecodeError("bad tag")
 
     def _proxy(self, cid, info):
-        p = object.__new__(Proxy)
+        p = object.__new__(_proxy_class(info.get("m")))
         p._coderl_s, p._coderl_i = self, cid
         p._coderl_n = str(info.get("n") or "")[:100]
         return p
@@ -315,10 +355,16 @@ class Session:
     def _request(self, msg):
         if self.gone:
             raise CandidateGone(self.gone)
+        failed = self.callback_failures
         try:
-            return self.chan.request(msg)
+            reply = self.chan.request(msg)
         except channel.PeerGone as e:
             raise self._gone(str(e)) from None
+        if self.callback_failures != failed and not (
+                reply[0] == "raise" and type(reply[1]) is dict and reply[1].get("cls") == _ASSERTION_REF):
+            # An assertion of the test failed in a callback and the program did not let it through.
+            raise self.unjudgeable("the program caught an assertion of the test that failed in a callback")
+        return reply
 
     def _result(self, reply, stop=False):
         if reply[0] == "ok":
@@ -424,6 +470,8 @@ class Session:
             raise TypeError(f"the test's {type(obj).__name__} does not support {op} {msg[2:3]}")
         except (KeyError, IndexError, TypeError, AttributeError, ValueError, StopIteration, ArithmeticError,
                 LookupError, AssertionError, RuntimeError) as e:
+            if isinstance(e, AssertionError):
+                self.callback_failures += 1
             return ["raise", wire.encode_exception(e, self._export_quiet)]
         except Exception as e:
             return ["raise", wire.encode_exception(RuntimeError(f"{type(e).__name__}: {e}"), self._export_quiet)]
@@ -434,16 +482,36 @@ _OBJECT_OPS = {"len": len, "bool": bool, "getitem": lambda o, k: o[k], "contains
                "repr": repr}
 
 
-def _module_or_ref(mod, qual):
-    if qual:
-        return wire.resolve_ref(mod, qual)
-    if mod.partition(".")[0] not in sys.stdlib_module_names:
-        raise wire.DecodeError(f"module {mod} is not in the standard library")
-    import importlib
+def _loaded(mod, qual):
+    """What ["R", module, qualname] names among the modules this process has already loaded. Never an import
+    (a module's import runs its code: `unittest.__main__` would run test files the program wrote into the
+    job directory) and never a module's __getattr__ (lazy imports): only what is in the dictionaries."""
+    if type(mod) is not str or type(qual) is not str:
+        raise wire.DecodeError("bad reference")
+    target = sys.modules.get(mod)
+    if (mod != "builtins" and mod.partition(".")[0] not in sys.stdlib_module_names) or \
+            not isinstance(target, types.ModuleType):
+        raise wire.DecodeError(f"module {mod} is not loaded in the judge")
+    for part in qual.split(".") if qual else ():
+        try:
+            target = vars(target)[part]
+        except (TypeError, KeyError):
+            raise wire.DecodeError(f"unknown reference {mod}.{qual}") from None
+    return target
+
+
+def _known(ref, kind):
+    """The judge's own module or exception class a handle's reference hint names, or None (the handle then
+    stands for the program's object: a proxy, or a class rebuilt from its name and bases)."""
+    if type(ref) is not list or len(ref) != 2 or kind not in ("mod", "exc"):
+        return None
     try:
-        return importlib.import_module(mod)
-    except Exception:
-        raise wire.DecodeError(f"module {mod} cannot be imported") from None
+        obj = _loaded(*ref)
+    except wire.DecodeError:
+        return None
+    if not _accepted_ref(obj) or isinstance(obj, types.ModuleType) != (kind == "mod"):
+        return None
+    return obj
 
 
 def _accepted_ref(obj):
@@ -564,11 +632,8 @@ def _namespace(session, spec, names):
             continue
         top = name in sys.stdlib_module_names
         if (name in builtins.__dict__ or top) and name != spec.entry_point:
-            if top:
-                try:
-                    ns[name] = public[name] = __import__(name)
-                except Exception:
-                    pass
+            if top and name in _BASE_MODULES:  # the judge imports nothing because the program named it
+                ns[name] = public[name] = sys.modules[name]
             continue
         value = session.dec(enc)
         public[name] = value
@@ -682,7 +747,10 @@ def _canon(value, depth=0):
     if isinstance(value, (list, tuple)):
         return [_canon(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {(k if type(k) is str else repr(_canon(k, depth + 1))): _canon(v, depth + 1) for k, v in value.items()}
+        out = {(k if type(k) is str else repr(_canon(k, depth + 1))): _canon(v, depth + 1) for k, v in value.items()}
+        if len(out) != len(value):  # {1: x, '1': y} must not compare as the one key '1'
+            raise ValueError("return value has dict keys that are equal as strings")
+        return out
     raise TypeError(f"return value of type {t.__name__} is not comparable (use builtin types)")
 
 
@@ -691,7 +759,7 @@ def _call_runner(job, ns):
     entry = spec.entry_point
     klass = ns.get("Solution")
     fn = None
-    if type(klass) is Proxy:
+    if _is_proxy(klass):
         try:
             fn = getattr(klass(), entry)
         except AttributeError:
@@ -702,7 +770,9 @@ def _call_runner(job, ns):
         raise NameError(f"entry point {entry!r} is not defined by the program")
 
     def case(i):
-        text = repr(_canon(fn(*spec.plan[i])))
+        # A copy: the program may change its arguments in place (written back), and the spec is cached for
+        # every later job of this label.
+        text = repr(_canon(fn(*copy.deepcopy(spec.plan[i]))))
         if s.taint:
             return None
         if len(text) > job.max_value_repr:
@@ -742,7 +812,7 @@ class _Result(unittest.TestResult):
         if i is not None:
             self.flush(i)
             self.pos += 1
-            self.current = [i, "passed", "", time.perf_counter()]
+            self.current = [i, None, "", time.perf_counter()]  # passed only once unittest says so (addSuccess)
             self.job.session.taint = None
 
     def _mark(self, test, status, err):
@@ -750,9 +820,32 @@ class _Result(unittest.TestResult):
             if err is not None:  # setUpClass / setUpModule (or their tearDown) failed
                 self.fixture_error = (self.job.session.taint or (status, describe(err[1], self.job.limit)))
             return
-        if self.current[1] == "passed":
+        if self.current[1] in (None, "passed"):
             self.current[1] = status
             self.current[2] = describe(err[1], self.job.limit) if err is not None else ""
+
+    def _passed(self, test):
+        if self.current is not None and self.index.get(id(test)) == self.current[0] and self.current[1] is None:
+            self.current[1] = "passed"
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._passed(test)
+
+    # A skipped test and an expected failure verified nothing, and the program can steer either (a skipIf
+    # condition on its names, a wrong answer making the expected failure fail): never a pass.
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._unverified(test, f"the test was skipped: {reason}")
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._unverified(test, "an expected failure: the test verifies nothing")
+
+    def _unverified(self, test, why):
+        if self.current is not None and self.index.get(id(test)) == self.current[0] and \
+                self.current[1] in (None, "passed"):
+            self.current[1], self.current[2] = "unsupported", str(why)[:self.job.limit]
 
     def addFailure(self, test, err):
         super().addFailure(test, err)
@@ -779,6 +872,8 @@ class _Result(unittest.TestResult):
         self.current = None
         i, status, detail, t0 = cur
         s = self.job.session
+        if status is None:  # unittest stopped it before an outcome (an exception that ends the run)
+            status, detail = "error", "the test did not finish"
         if s.taint:
             status, detail = s.taint
         self.job.report(["end", i, status, time.perf_counter() - t0, _excerpt(detail, self.job.limit), None])
@@ -875,11 +970,16 @@ class _State:
 
 def serve(sock_fd, base):
     """The judge's main loop: one job frame (+ the candidate's channel descriptor) at a time."""
+    global _BASE_MODULES
+    # SIGINT is the one signal Python turns into an exception (KeyboardInterrupt) at an arbitrary point of a
+    # test; where Landlock cannot scope signals, a candidate of the same uid could send it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=sock_fd)
     reader = framing.Reader(1 << 30)
     specs = collections.OrderedDict()
     pending, fds = [], []
     state = _State()
+    _BASE_MODULES = frozenset(state.modules)
 
     def report(record):
         sock.sendall(framing.pack(record))
@@ -908,14 +1008,18 @@ def serve(sock_fd, base):
             continue
         specs.move_to_end(msg["digest"])
         jobdir = msg.get("jobdir") or base
+        job = None
         try:
             os.chdir(jobdir)
             os.environ["TMPDIR"] = os.environ["HOME"] = jobdir
             tempfile.tempdir = jobdir
-            Job(spec, msg, chan_fd, report).run()
+            job = Job(spec, msg, chan_fd, report)
+            job.run()
         except BaseException as e:  # a judge bug must never look like a pass
             report(["prelude", "killed", f"judge error: {type(e).__name__}: {e}"])
         finally:
+            if job is not None:  # a proxy that outlives its job (a cycle, a __del__) must not use a reused fd
+                job.session.gone = job.session.gone or "the job is over"
             os.close(chan_fd)
             try:
                 os.chdir(base)
@@ -927,7 +1031,15 @@ def serve(sock_fd, base):
             return
 
 
-def main(sock_fd, base, memory_mb):
+def main(sock_fd, base, memory_mb, confine=None):
+    """confine: the candidates' Landlock paths (read, write, execute). The judge runs the tests in a directory
+    the program writes, so a symlink it plants there must lead the test's open() nowhere a candidate could not
+    go itself; without namespaces (the rlimits fallback) the rest of the host would be within reach."""
+    if confine is not None:
+        from . import landlock
+        ruleset = landlock.Ruleset.build(*confine)
+        if ruleset is not None:
+            ruleset.apply()
     import resource
     try:
         limit = memory_mb << 20

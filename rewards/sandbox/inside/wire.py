@@ -195,13 +195,7 @@ def encode_exception(exc, export, depth=0, path=None):
                 attrs += [k, encode(v, export, depth + 1, path)]
             except Exception:
                 pass
-    return {"cls": export_class(cls, export), "args": args, "str": text, "attrs": attrs}
-
-
-def export_class(cls, export):
-    """A class as ["R", module, qualname] when it is a builtin or stdlib one reachable by name, else export(cls)."""
-    ref = stdlib_ref(cls)
-    return ref if ref is not None else export(cls)
+    return {"cls": export(cls), "args": args, "str": text, "attrs": attrs}
 
 
 def stdlib_ref(obj):
