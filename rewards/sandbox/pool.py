@@ -221,7 +221,8 @@ class Sandbox:
             elif status == "ok" and label.format == "call":
                 ok, detail = judge_call(r.get("value"), label.tests[i]["output"])
                 status = "passed" if ok else "failed"
-            elif status not in STATUSES or status == "ok":
+            elif status not in STATUSES or status == "ok" or (status == "passed" and label.format in ("stdio", "call")):
+                # stdio and call cases pass only by the comparison above, which the sandbox never sees
                 status, detail = "killed", f"unexpected status {status!r}"
             outcomes.append(TestOutcome(status, float(r.get("runtime_s") or 0.0), detail[:cap]))
         stats = {"children": reply.get("children", 1), "sandbox_runtime_s": reply.get("runtime_s", 0.0)}

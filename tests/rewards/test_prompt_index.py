@@ -59,17 +59,25 @@ def test_unknown_prompt_is_none(index):
     assert index.lookup("<|endoftext|>" * 50) is None
 
 
-def test_raw_prefix_prefers_the_longest_matching_prompt(tmp_path):
+def test_a_raw_response_cannot_extend_its_prompt_into_another(tmp_path):
+    # Without chat markers a query does not show where its prompt ends: a response to `short` that goes on
+    # with the rest of `long_` must not be graded as `long_`, so a prompt that extends another one with a
+    # different label is never matched (and reported at start-up); the shorter one still is.
     short = "Write a function."
     long_ = "Write a function. It must also handle negative numbers carefully." + " pad" * 100
+    other = "Write a function. " + "Another one, same label as the short one." + " pad" * 80
     data = [{"input": [{"role": "user", "content": short}], "label": label_json("assert")},
-            {"input": [{"role": "user", "content": long_}], "label": label_json("call")}]
+            {"input": [{"role": "user", "content": long_}], "label": label_json("call")},
+            {"input": [{"role": "user", "content": other}], "label": label_json("assert")}]
     idx = PromptIndex.from_jsonl(write_jsonl(tmp_path / "d.jsonl", data))
     assert len(long_.replace(" ", "")) > PREFIX_CHARS
-    m = idx.lookup(raw(long_, "RESPONSE"))
-    assert m.problem.label.source_id == "call" and clean_response(m.response) == "RESPONSE"
+    assert idx.lookup(raw(long_, "RESPONSE")) is None
+    assert idx.lookup(raw(short, long_[len(short):] + "RESPONSE")) is None  # not graded as long_
     m = idx.lookup(raw(short, " RESPONSE"))
     assert m.problem.label.source_id == "assert" and clean_response(m.response) == "RESPONSE"
+    m = idx.lookup(raw(other, "RESPONSE"))  # extends `short` with the same label: unambiguous
+    assert m.problem.line == 3 and clean_response(m.response) == "RESPONSE"
+    assert idx.stats.nested_prompts == 1 and "1 raw prompts start with another prompt" in describe(idx)
 
 
 def test_duplicates_and_ambiguous_prompts_are_reported_and_system_prompt_disambiguates(tmp_path):

@@ -30,8 +30,7 @@ _BINOPS = {name: getattr(operator, name) for name in (
 _UNARY = {"len": len, "bool": bool, "iter": iter, "next": next, "str": str, "repr": repr, "hash": hash,
           "int": int, "float": float, "index": operator.index, "complex": complex, "neg": operator.neg,
           "pos": operator.pos, "abs": abs, "invert": operator.invert, "reversed": reversed,
-          "dir": lambda o: sorted(str(n) for n in dir(o)), "type": type, "enter": lambda o: o.__enter__(),
-          "exit": lambda o: o.__exit__(None, None, None)}
+          "dir": lambda o: sorted(str(n) for n in dir(o)), "type": type, "enter": lambda o: o.__enter__()}
 _MUTABLE = (list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
             collections.defaultdict)
 _RETAINED, _RETAINED_ITEMS = 64, 10_000  # kept arguments followed after later calls: how many, how long
@@ -43,6 +42,31 @@ _NEXT_BATCH = 256  # items one "nextn" request may take from an iterator
 # Types reachable only through the types module (their __qualname__, e.g. "generator", names nothing).
 _TYPE_REFS = {t: ["R", "types", n] for n, t in vars(types).items()
               if isinstance(t, type) and not n.startswith("_")}
+# The special methods the judge's proxy of an object has only when the object's type has them (judge._OPTIONAL).
+_CAPS = tuple(f"__{n}__" for n in (
+    "call", "getitem", "setitem", "delitem", "round", "instancecheck", "subclasscheck", "contains", "next", "exit",
+    "len", "bool", "iter", "int", "float", "index", "complex", "neg", "pos", "abs", "invert", "reversed", "enter",
+    *(p + n for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and",
+                      "or", "xor") for p in ("", "r"))))
+_caps_cache = {}
+
+
+def _caps(t):
+    """Which of _CAPS the type t has, looked up as Python looks up special methods (the type's MRO)."""
+    try:
+        return _caps_cache[t]
+    except Exception:  # not seen yet (or a metaclass that makes its classes unhashable)
+        pass
+    try:
+        found = {}
+        for k in reversed(type.__dict__["__mro__"].__get__(t)):
+            found.update((n, v) for n, v in vars(k).items() if n in _CAPS or n == "__hash__")
+        caps = [n for n in _CAPS if found.get(n) is not None] + (["nohash"] if found.get("__hash__") is None else [])
+        if len(_caps_cache) < 4096:
+            _caps_cache[t] = caps
+    except Exception:
+        caps = None  # the judge then gives its proxy every special method
+    return caps
 
 
 class JudgeObject:
@@ -134,12 +158,8 @@ class Server:
     def export(self, obj):
         if type(obj) is JudgeObject:
             return ["y", object.__getattribute__(obj, "_coderl_id")]
-        if isinstance(obj, types.ModuleType):
-            name = getattr(obj, "__name__", "")
-            if isinstance(name, str) and name.partition(".")[0] in sys.stdlib_module_names \
-                    and sys.modules.get(name) is obj:
-                return ["R", name, ""]
-        elif isinstance(obj, type) and (issubclass(obj, BaseException) or obj in wire.BUILTIN_TYPES):
+        if isinstance(obj, type) and (obj in wire.BUILTIN_TYPES or getattr(obj, "__module__", None) == "builtins"
+                                      and issubclass(obj, BaseException)):
             ref = wire.stdlib_ref(obj)
             if ref is not None:
                 return ref
@@ -152,40 +172,40 @@ class Server:
         return ["h", hid, self._info(obj)]
 
     def _info(self, obj):
+        """What the judge needs to stand in for obj; "r" names a standard-library module or exception class
+        that the judge uses instead when it has already loaded it (it never imports one for us)."""
         if isinstance(obj, type):
             try:
                 name = str(obj.__name__)
             except Exception:
                 name = "?"
             if issubclass(obj, BaseException):
-                return {"k": "exc", "n": name, "b": [self.export_class(b) for b in obj.__bases__]}
-            return {"k": "cls", "n": name}
+                ref = wire.stdlib_ref(obj)
+                return {"k": "exc", "n": name, "b": [self.export(b) for b in obj.__bases__],
+                        **({"r": ref[1:]} if ref else {})}
+            return {"k": "cls", "n": name, "m": _caps(type(obj))}
         if isinstance(obj, types.ModuleType):
-            return {"k": "mod", "n": str(getattr(obj, "__name__", "?"))}
+            name = getattr(obj, "__name__", "")
+            std = isinstance(name, str) and name.partition(".")[0] in sys.stdlib_module_names \
+                and sys.modules.get(name) is obj
+            return {"k": "mod", "n": str(name), "m": _caps(type(obj)), **({"r": [name, ""]} if std else {})}
         if callable(obj):
-            return {"k": "fn"}
-        return self._object_info(type(obj))
+            return {"k": "fn", "m": _caps(type(obj))}
+        return {"k": "obj", "m": _caps(type(obj)), **self._class_info(type(obj))}
 
-    def _object_info(self, cls):
+    def _class_info(self, cls):
         """An object's class (the judge's proxy gets its name and, for a standard-library type, the type
         itself) and whether the class keeps object's equality and ordering (then the judge decides them)."""
-        info = {"k": "obj"}
+        info = {}
         try:
             info["c"] = _TYPE_REFS.get(cls) or wire.stdlib_ref(cls) or self.export(cls)
             if cls.__eq__ is object.__eq__ and cls.__ne__ is object.__ne__:
                 info["eq"] = 1
             if all(getattr(cls, n) is getattr(object, n) for n in ("__lt__", "__le__", "__gt__", "__ge__")):
                 info["ord"] = 1
-            found = {}  # what an instance's lookup finds (the class's MRO, never its metaclass)
-            for k in reversed(type.__getattribute__(cls, "__mro__")):
-                found.update((n, vars(k)[n]) for n in wire.CAPABILITIES if n in vars(k))
-            info["m"] = [n for n in wire.CAPABILITIES if found.get(n) is not None]
         except Exception:
             pass
         return info
-
-    def export_class(self, cls):
-        return wire.export_class(cls, self.export)
 
     def resolve(self, x):
         tag = x[0]
@@ -292,6 +312,8 @@ class Server:
             return issubclass(args[0], target)
         if name == "round":
             return round(target, *args)
+        if name == "exit":  # the type of an exception in flight in the test, never its value
+            return target.__exit__(args[0] if args else None, None, None)
         if name == "nextn":  # ["items...", done]: the judge's prefetch for a long iteration
             items = []
             for _ in range(min(int(args[0]), _NEXT_BATCH)):

@@ -18,9 +18,6 @@ import collections
 import sys
 import types
 
-# Special methods an object of the program is described by (the judge's proxy lacks the ones its class lacks).
-CAPABILITIES = ("__len__", "__iter__", "__next__", "__getitem__", "__setitem__", "__delitem__",
-                "__contains__", "__reversed__", "__enter__", "__exit__", "__hash__")
 MAX_DEPTH = 500  # nesting a value may have (a test's 300-deep list); deeper parts stay handles
 # Python frames encode()/decode() use per level of nesting, with room: whoever (de)codes a value raises its
 # recursion limit to this while it does (candidate.py, judge.py), whatever limit the program set for itself.
@@ -201,13 +198,7 @@ def encode_exception(exc, export, depth=0, path=None):
                 attrs += [k, encode(v, export, depth + 1, path)]
             except Exception:
                 pass
-    return {"cls": export_class(cls, export), "args": args, "str": text, "attrs": attrs}
-
-
-def export_class(cls, export):
-    """A class as ["R", module, qualname] when it is a builtin or stdlib one reachable by name, else export(cls)."""
-    ref = stdlib_ref(cls)
-    return ref if ref is not None else export(cls)
+    return {"cls": export(cls), "args": args, "str": text, "attrs": attrs}
 
 
 def stdlib_ref(obj):

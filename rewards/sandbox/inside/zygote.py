@@ -28,13 +28,15 @@ PRELOAD = ("typing", "collections", "itertools", "functools", "math", "re", "hea
 _MB = 1 << 20
 
 
-def _child(fds, req, ruleset):
+def _child(fds, req, ruleset, libc):
     """In the forked candidate: isolate, limit, become the candidate. Never returns."""
     try:
         os.setsid()
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in fds]
         for target, fd in enumerate(high):  # via high numbers: a source may sit on a lower target
             os.dup2(fd, target)
+        if libc is not None and not containment.drop_root_powers(libc):  # before Landlock hides /proc
+            os._exit(73)
         if ruleset is not None and not ruleset.apply() and req.get("require_landlock"):
             os._exit(72)
         os.closerange(len(fds), 1 << 16)
@@ -70,6 +72,7 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
         except Exception:
             pass
     ruleset = landlock.Ruleset.build(read_paths, write_paths, exec_paths) if use_landlock else None
+    libc = landlock._libc() if os.geteuid() == 0 else None  # uid 0: candidates drop every capability
     gc.collect()
     gc.freeze()  # the collector then leaves the inherited objects alone: fewer copy-on-write faults per candidate
     sock = socket.socket(fileno=sock_fd)
@@ -97,7 +100,7 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
                 sock.close()
                 os.close(wake_r)
                 os.close(wake_w)
-                _child(fds, req, ruleset)
+                _child(fds, req, ruleset, libc)
             for fd in fds:
                 os.close(fd)
             sock.sendall(json.dumps({"pid": pid}).encode())

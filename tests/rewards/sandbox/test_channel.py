@@ -191,6 +191,7 @@ PASSING = {
 UNSUPPORTED = {  # the program decides, or would see a test's value: "unsupported", whatever the test does
     "compare_objects_of_the_program": (
         "class P:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n        return self.x == o.x\n"
+        "    def __sub__(self, o):\n        return self.x - o\n"
         "def make(x):\n    return P(x)\n",
         ["self.assertEqual(make(1), P(1))", "self.assertIn(P(1), [make(1)])", "self.assertTrue(make(2) == 2)",
          "try:\n    self.assertEqual(make(1), 5)\nexcept Exception:\n    pass",
@@ -228,9 +229,9 @@ def test_what_the_channel_cannot_judge_is_unsupported(results, name):
 def test_a_candidate_lying_about_its_objects_decides_nothing(sb):
     # The program rewrites its own candidate: every object claims object's equality and ordering, str as its
     # class and every special method. The judge then compares by identity only: never a pass.
-    code = ("import sys\nwire = sys.modules['inside.wire']\n"
-            "sys.modules['inside.candidate'].Server._object_info = lambda self, cls: {'k': 'obj', 'eq': 1, 'ord': 1,\n"
-            "    'c': ['R', 'builtins', 'str'], 'm': list(wire.CAPABILITIES)}\n"
+    code = ("import sys\nC = sys.modules['inside.candidate']\nhonest = C.Server._info\n"
+            "C.Server._info = lambda self, obj: {**honest(self, obj), 'eq': 1, 'ord': 1,\n"
+            "    'c': ['R', 'builtins', 'str'], 'm': list(C._CAPS)}\n"
             "class Evil:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n"
             "    def __contains__(self, x):\n        return True\n    def __iter__(self):\n        return iter(['secret'])\n"
             "def f(x):\n    return Evil()\n")
