@@ -158,8 +158,8 @@ class Proxy:
 
     The subclass is also named after the object's class, so `type(x).__name__` and `x.__class__.__name__`
     read as in plain Python; `__class__` is the genuine type where the class is a standard-library one the
-    judge has loaded (`isinstance(x, types.GeneratorType)`, `isinstance(m, re.Match)`). And it says whether the
-    class keeps object's `==` and ordering: comparisons are then decided here, by identity, as Python does
+    judge has loaded (`isinstance(x, types.GeneratorType)`, `isinstance(m, re.Match)`). And it says whether
+    the class keeps object's `==` and ordering: comparisons are then decided here, by identity, as Python does
     (a candidate claiming so falsely gets no more than an honest `object()` gets)."""
 
     __slots__ = ("_coderl_s", "_coderl_i", "_coderl_n", "__weakref__")
@@ -616,7 +616,7 @@ class Session:
                 self.random_synced = random.getstate()
             except (TypeError, ValueError):
                 pass
-        for tid in out.get("kept") or ():  # followed from now on (held here only while the program keeps them)
+        for tid in out.get("kept") or ():  # followed from now on (held only while the program keeps them)
             if type(tid) is int and tid in pending and len(self.tracked) < _KEPT:
                 self.tracked[tid] = pending[tid]
         for tid, state in out.get("live") or ():
