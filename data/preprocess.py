@@ -30,7 +30,8 @@ from coderl.rewards.labels import Label, LabelError, parse_label
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--input_dir", required=True, help="A parquet file, or a directory searched recursively.")
-    p.add_argument("--output_dir", required=True, help="Gets train.jsonl, test.jsonl, stats.json (atomically).")
+    p.add_argument("--output_dir", required=True,
+                   help="Gets train/test.jsonl (train/test.parquet for verl) and stats.json, atomically.")
     p.add_argument("--output_format", default="openrlhf", choices=writers.OUTPUT_FORMATS,
                    help="Row layout: openrlhf JSONL (input, label), trl JSONL (prompt, coderl_label), "
                         "verl parquet (train/test.parquet). Layouts: data/writers.py.")

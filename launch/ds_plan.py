@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,7 +54,7 @@ class Shape:
 
 
 # The Qwen2.5 family (also the -Instruct and -Coder variants: same shapes), from each model's config.json;
-# tests/test_launch.py checks Shape.num_params against what transformers' Qwen2ForCausalLM builds.
+# tests/launch/test_preflight.py checks Shape.num_params against what transformers' Qwen2ForCausalLM builds.
 QWEN25_SHAPES = {
     "0.5": Shape(896, 24, 14, 2, 4864, 151936, True),
     "1.5": Shape(1536, 28, 12, 2, 8960, 151936, True),
@@ -64,6 +65,10 @@ QWEN25_SHAPES = {
     "72": Shape(8192, 80, 64, 8, 29568, 152064, False),
 }
 PARAM_TABLE = {size: shape.num_params for size, shape in QWEN25_SHAPES.items()}
+
+
+class DeepSpeedMissing(RuntimeError):
+    """DeepSpeed's memory estimators were needed and DeepSpeed is not importable."""
 
 
 class DsConfigError(ValueError):
@@ -212,15 +217,20 @@ def zero_model_states(params: int, actor_gpus: int, stage: int, adam_offload: bo
                       largest_layer: int) -> tuple[float, float]:
     """(host, per-GPU) bytes of the actor's model states from DeepSpeed's own estimators, without their
     x1.5 host buffer (mem_plan accounts for the host side itself)."""
-    if stage == 3:
-        from deepspeed.runtime.zero.stage3 import estimate_zero3_model_states_mem_needs
+    try:
+        if stage == 3:
+            from deepspeed.runtime.zero.stage3 import estimate_zero3_model_states_mem_needs
 
-        cpu, gpu = estimate_zero3_model_states_mem_needs(params, largest_layer, num_gpus_per_node=actor_gpus,
-                                                         cpu_offload=adam_offload, cpu_offload_params=False,
-                                                         additional_buffer_factor=1.0)
-    else:
-        from deepspeed.runtime.zero.stage_1_and_2 import estimate_zero2_model_states_mem_needs
+            cpu, gpu = estimate_zero3_model_states_mem_needs(params, largest_layer, num_gpus_per_node=actor_gpus,
+                                                             cpu_offload=adam_offload, cpu_offload_params=False,
+                                                             additional_buffer_factor=1.0)
+        else:
+            from deepspeed.runtime.zero.stage_1_and_2 import estimate_zero2_model_states_mem_needs
 
-        cpu, gpu = estimate_zero2_model_states_mem_needs(params, num_gpus_per_node=actor_gpus, num_nodes=1,
-                                                         cpu_offload=adam_offload, additional_buffer_factor=1.0)
+            cpu, gpu = estimate_zero2_model_states_mem_needs(params, num_gpus_per_node=actor_gpus, num_nodes=1,
+                                                             cpu_offload=adam_offload, additional_buffer_factor=1.0)
+    except ImportError as e:  # the light venv (quickstart) has no DeepSpeed
+        raise DeepSpeedMissing(f"DeepSpeed is not importable by {sys.executable} ({e}): the memory plan uses its "
+                               "ZeRO estimators; use the training env (bash scripts/setup_env.sh installs "
+                               "deepspeed==0.16.4)") from None
     return float(cpu), float(gpu)

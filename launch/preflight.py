@@ -29,6 +29,7 @@ from pathlib import Path
 from coderl.launch import mem_plan
 from coderl.launch.ds_plan import (
     GIB,
+    DeepSpeedMissing,
     DsConfigError,
     config_diff,
     ds_config_to_flags,
@@ -290,7 +291,11 @@ def _http(url: str, body: dict | None, timeout: float) -> dict:
 
 def check_server(a, _flags) -> str:
     health = _health_url(a.reward_url)
-    hint = f"start it in another terminal: python rewards/reward_server.py --data_path {a.data} --port 5000"
+    try:
+        port = urllib.parse.urlsplit(a.reward_url).port or 80
+    except ValueError:
+        raise PreflightError("server", f"REWARD_URL={a.reward_url} has no valid port", "server_unreachable") from None
+    hint = f"start it in another terminal: python rewards/reward_server.py --data_path {a.data} --port {port}"
     try:
         h = _http(health, None, a.server_timeout_s)
     except urllib.error.HTTPError as e:
@@ -577,6 +582,10 @@ def main(argv: list[str] | None = None) -> int:
     except PreflightError as err:
         print(f"[preflight] FAIL {err.check}: {err}", file=sys.stderr, flush=True)
         return EXIT_CODES[err.code]
+    except DeepSpeedMissing as err:
+        skip = "; or skip this check: PREFLIGHT_SKIP=memory" if args.cmd == "check" else ""
+        print(f"[preflight] FAIL memory: {err}{skip}", file=sys.stderr, flush=True)
+        return EXIT_CODES["memory"]
 
 
 if __name__ == "__main__":

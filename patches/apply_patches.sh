@@ -92,6 +92,10 @@ if [ ! -f "$ROOT/openrlhf/__init__.py" ]; then
   if [ -f "$ROOT/__init__.py" ] && [ -d "$ROOT/trainer" ]; then
     die 2 "'$ROOT' looks like the openrlhf package itself: pass its parent directory"
   fi
+  # An unpacked wheel (`pip download openrlhf==X --no-deps` + unzip) keeps the package under *.data/purelib/.
+  for purelib in "$ROOT"/openrlhf-*.data/purelib; do
+    [ -f "$purelib/openrlhf/__init__.py" ] && die 2 "no openrlhf/ package in '$ROOT', but this is an unpacked wheel: pass '$purelib'"
+  done
   die 2 "no openrlhf/ package in '$ROOT': pass an OpenRLHF checkout root or the site-packages that holds openrlhf/"
 fi
 case "$VERIFY_HELP" in auto|0|1) ;; *) die 2 "VERIFY_HELP must be auto, 0 or 1 (got '$VERIFY_HELP')" ;; esac

@@ -9,7 +9,8 @@ Seed servers scan every prompt for every query (O(N)); this is one or a few dict
 Both read the prompt from the start of the query: a templated prompt's user turns are taken in order
 from the first one (a row with k user messages matches at turn k, its earlier turns checked too), and
 the response starts after the assistant marker that follows them. A response that imitates chat
-markers and another problem's prompt is therefore still graded against its own prompt.
+markers and another problem's prompt is therefore still graded against its own prompt. A raw prompt has
+no such marker: one that starts with another prompt of a different label is never matched (_nested_texts).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from coderl.rewards.extract import (
     raw_end,
     templated_turns,
 )
-from coderl.rewards.labels import Label, LabelError, parse_label
+from coderl.rewards.labels import TRL_LABEL_COLUMN, Label, LabelError, parse_label
 
 log = logging.getLogger("coderl.reward_server")
 
@@ -76,15 +77,20 @@ class IndexStats:
     duplicate_rows: int = 0  # same prompt and same label as an earlier row (harmless)
     ambiguous_prompts: int = 0  # same prompt, different labels
     examples: list[str] = field(default_factory=list)
+    nested_prompts: int = 0  # raw prompts that extend another one with a different label (never matched)
 
     def as_dict(self) -> dict:
         return {"rows": self.rows, "unique_prompts": self.unique_prompts, "duplicate_rows": self.duplicate_rows,
-                "ambiguous_prompts": self.ambiguous_prompts, "examples": self.examples}
+                "ambiguous_prompts": self.ambiguous_prompts, "examples": self.examples,
+                "nested_prompts": self.nested_prompts}
 
 
 def _messages(row: dict, where: str) -> tuple[str, list[str]]:
     """(system prompt, user messages in order) of a row."""
     msgs = row.get("input")
+    if msgs is None and "prompt" in row and TRL_LABEL_COLUMN in row:
+        raise DataError(f"{where}: a row of the TRL layout (prompt, {TRL_LABEL_COLUMN}: preprocess --output_format "
+                        "trl); this reads the openrlhf layout (input, label): preprocess without --output_format")
     if isinstance(msgs, str):  # a raw prompt string is accepted too
         return "", [msgs]
     if not isinstance(msgs, list) or not msgs:
@@ -109,8 +115,14 @@ def load_problems(path: str | Path) -> tuple[list[IndexedProblem], str]:
         data = p.read_bytes()
     except FileNotFoundError:
         raise DataError(f"data file not found: {p}") from None
-    except (IsADirectoryError, PermissionError) as e:
+    except IsADirectoryError:
+        hint = f": did you mean {p / 'train.jsonl'}?" if (p / "train.jsonl").is_file() else ""
+        raise DataError(f"data file {p} is a directory; pass the JSONL file data/preprocess.py wrote{hint}") from None
+    except PermissionError as e:
         raise DataError(f"cannot read data file {p}: {e.strerror}") from None
+    if data.startswith(b"PAR1"):
+        raise DataError(f"data file {p} is parquet; this reads the JSONL data/preprocess.py writes from it: "
+                        f"python data/preprocess.py --input_dir {p} --output_dir data_out, then data_out/train.jsonl")
     sha = hashlib.sha256(data).hexdigest()
     problems: list[IndexedProblem] = []
     labels_seen: dict[str, Label] = {}
@@ -162,6 +174,8 @@ class PromptIndex:
             if templated_prompts is not None:
                 self._add_prefix(self._strip_pads(templated_prompts[i]), pr)
         self._lengths_desc = sorted(self._prefix_lengths, reverse=True)
+        self._nested = self._nested_texts()
+        self.stats.nested_prompts = len(self._nested)
         self.stats.unique_prompts = len(self._by_user)
         self._by_prefix = dict(self._by_prefix)
         self._max_turns = 1 + max((len(pr.prior_users) for pr in problems), default=0)
@@ -204,6 +218,20 @@ class PromptIndex:
         if not any(b is pr for _, b in bucket):
             bucket.append((text, pr))
         self._prefix_lengths.add(n)
+
+    def _nested_texts(self) -> set[bytes]:
+        """Digests of the prompt texts that start with another indexed text of a different label. A raw query
+        has no mark where its prompt ends: such a prompt is indistinguishable from the shorter one followed by
+        a response that imitates the rest, so matching it would let a response choose its own problem."""
+        entries = sorted((normalize(text), pr.label_json) for bucket in self._by_prefix.values() for text, pr in bucket)
+        nested, stack = set(), []  # stack: the texts that are prefixes of the current one (sorted order)
+        for text, label in entries:
+            while stack and not text.startswith(stack[-1][0]):
+                stack.pop()
+            if any(t != text and lab != label for t, lab in stack):
+                nested.add(_digest(text))
+            stack.append((text, label))
+        return nested
 
     def __len__(self) -> int:
         return len(self.problems)
@@ -268,6 +296,8 @@ class PromptIndex:
                 if ok and (best is None or len(ntext) > best[0]):
                     best = (len(ntext), pr)
             if best is not None:
+                if self._nested and _digest(normalized_prefix(body, best[0])) in self._nested:
+                    return None
                 return Match(best[1], body[raw_end(body, best[0]):], "prefix")
         return None
 
@@ -281,4 +311,7 @@ def describe(index: PromptIndex) -> str:
     if s.ambiguous_prompts:
         msg += (f"; WARNING {s.ambiguous_prompts} prompts appear with different labels — the row whose "
                 f"system prompt matches the query wins, else the first (e.g. {'; '.join(s.examples)})")
+    if s.nested_prompts:
+        msg += (f"; WARNING {s.nested_prompts} raw prompts start with another prompt that has a different label: "
+                f"a query for one cannot be told from the shorter prompt plus a response, so they are never matched")
     return msg

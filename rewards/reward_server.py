@@ -227,8 +227,11 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python rewards/reward_server.py",
+        # Not argparse's list of all ~45 flags: a mistyped one would bury its one-line error under it.
+        usage="%(prog)s --data_path TRAIN_JSONL [--port PORT] [--workers N] [option ...] (all options: --help)",
         description="coderl reward server: runs generated code against unit tests and answers OpenRLHF's "
-                    "--remote_rm_url requests.")
+                    "--remote_rm_url requests: POST /get_reward {\"query\": [templated prompt + response, ...]} "
+                    "-> {\"rewards\": [...], \"scores\": [...], \"extra_logs\": {...}}; GET /health, /metrics.")
     p.add_argument("--config", default=None, help="YAML config (default: configs/reward.yaml when present).")
     p.add_argument("--log_level", default="info", choices=["debug", "info", "warning", "error"])
     add_cli_flags(p)

@@ -22,7 +22,10 @@
 #   LAUNCH_SLOT=5                    passed to the launch script: Ray ports / master port of their own
 #   STEP_TIMEOUT=270                 seconds for the training launch
 #   TRAIN_PYTHON=python3             interpreter of the GPU env
-#   DRY_RUN=0                        1 = no model weights, no training (works without a GPU)
+#   DRY_RUN=0                        1 = no model weights, no training (works without a GPU, but
+#                                    TRAIN_PYTHON needs torch + transformers, e.g. the test venv, MODEL's
+#                                    config must be local or downloadable, and without OpenRLHF installed
+#                                    add PREFLIGHT_SKIP=openrlhf)
 # Exit code: 0 when every check passes, 1 otherwise, 2 on bad usage.
 set -euo pipefail
 
@@ -47,6 +50,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 LOG_TAG=smoke
 coderl_importable "$TRAIN_PYTHON" || { log "TRAIN_PYTHON=$TRAIN_PYTHON cannot import coderl (pip install -e .)"; exit 2; }
 [ -f "$DATA" ] || { log "DATA=$DATA not found (python data/preprocess.py writes it)"; exit 2; }
+missing="$(missing_modules "$TRAIN_PYTHON" torch transformers)"
+[ -z "$missing" ] || {
+  log "TRAIN_PYTHON=$TRAIN_PYTHON cannot import $missing: use the GPU env (bash scripts/setup_env.sh);"
+  log "on a CPU (DRY_RUN=1) the test venv has them: bash scripts/test.sh, then TRAIN_PYTHON=.venv/bin/python"
+  exit 2
+}
 DATA="$(cd "$(dirname "$DATA")" && pwd)/$(basename "$DATA")"
 if [ "$SINGLE_NODE" = 1 ]; then WHICH=single; LAUNCH="$ROOT/scripts/train_grpo_7b_zero2_single_node.sh"
 else WHICH=ray; LAUNCH="$ROOT/scripts/train_grpo_7b_zero2.sh"; fi
@@ -88,7 +97,7 @@ AutoTokenizer.from_pretrained(os.environ["SRC"]).save_pretrained(os.environ["SMA
 print(f"{n / 1e6:.1f}M params, {cfg.num_hidden_layers} layers, vocab {cfg.vocab_size}")
 EOF
 ); then result model PASS "$(tail -1 <<<"$out") -> $SMALL"; MODEL_OK=1
-else result model FAIL "$(tail -3 <<<"$out" | tr '\n' ' ')"; MODEL_OK=0; fi
+else result model FAIL "$(grep -v '^[[:space:]]*$' <<<"$out" | tail -1)"; MODEL_OK=0; fi  # the exception line
 
 # 2.-4. need the small model.
 if [ "$MODEL_OK" = 1 ]; then
@@ -135,7 +144,7 @@ Q1=$(queries); Q1="${Q1:-0}"; QN=$((Q1 - Q0))
 GLEN=$(grep -aoE "(glen|response_length)=[0-9.e+-]+" "$SMOKE_DIR/train_$WHICH.log" \
   | awk -F= '{s+=$2+0; n++} END{if(n) printf "%.1f", s/n}' || true)
 if [ "$DRY_RUN" = 1 ]; then
-  result rewards_flowed DRY "not trained (DRY_RUN=1); preflight scored nothing: $QN queries"
+  result rewards_flowed DRY "not trained (DRY_RUN=1); the preflight's probe scored $QN query(ies)"
   result group_norm_logged DRY "not trained (DRY_RUN=1)"
   result model_reloads DRY "not trained (DRY_RUN=1)"
 else

@@ -76,6 +76,9 @@ DEVICE="${DEVICE:-auto}"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 LOG_TAG=learning_check
 coderl_importable "$PYTHON" || die 2 "PYTHON=$PYTHON cannot import coderl (pip install -e .)"
+missing="$(missing_modules "$PYTHON" torch transformers tokenizers matplotlib)"
+[[ -z $missing ]] || die 2 "PYTHON=$PYTHON cannot import $missing (even DRY_RUN=1 trains a tiny model): bash \
+scripts/test.sh installs them into .venv (CPU torch + .[learning-check]), then PYTHON=.venv/bin/python"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 t0=$SECONDS

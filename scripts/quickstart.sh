@@ -37,6 +37,9 @@ OUT_DIR="${OUT_DIR:-quickstart_out}"
 PROBLEMS="${PROBLEMS:-3}"
 WORKERS="${WORKERS:-2}"
 SERVER_WAIT_S="${SERVER_WAIT_S:-90}"
+# Checked before anything is installed or started (PROBLEMS is first read by step 5).
+whole_numbers PROBLEMS WORKERS SERVER_WAIT_S
+[ "$PROBLEMS" -ge 1 ] && [ "$WORKERS" -ge 1 ] || die 2 "PROBLEMS and WORKERS must be at least 1"
 
 STEPS=6
 # Live elapsed-time tickers on a terminal; plain start/end lines in a log.

@@ -12,6 +12,8 @@
 #   OPENRLHF_VERSION=0.5.7 OpenRLHF release the patch tests run against (downloaded from PyPI)
 #   OPENRLHF_LATEST_VERSION=0.11.2  newest OpenRLHF with a patch set (patches/<version>/), also downloaded
 #   VERL_VERSION=0.9.1     verl the integration tests drive, installed --no-deps into .cache/verl-<version>
+#   TRL_LATEST_VERSION=1.16.0  current TRL, installed --no-deps into .cache/trl-<version> with the newer
+#                          transformers it needs (versions pinned here for 1.16.0); its test runs it in a subprocess
 #   SKIP_INSTALL=0         1 = trust the environment as it is and only run pytest
 set -euo pipefail
 
@@ -29,6 +31,7 @@ TORCH_VERSION="${TORCH_VERSION:-2.13.0}"
 OPENRLHF_VERSION="${OPENRLHF_VERSION:-0.5.7}"
 OPENRLHF_LATEST_VERSION="${OPENRLHF_LATEST_VERSION:-0.11.2}"
 VERL_VERSION="${VERL_VERSION:-0.9.1}"
+TRL_LATEST_VERSION="${TRL_LATEST_VERSION:-1.16.0}"
 SKIP_INSTALL="${SKIP_INSTALL:-0}"
 CACHE_DIR="$ROOT/.cache"
 
@@ -82,6 +85,23 @@ if [ ! -f "$CODERL_VERL_PATH/verl/__init__.py" ]; then
   mv "$CODERL_VERL_PATH.tmp" "$CODERL_VERL_PATH"
 fi
 export CODERL_VERL_PATH
+
+# The venv's TRL is 0.17, the last that runs on the pinned transformers 4.46.3. The current TRL needs a newer
+# transformers, tokenizers, huggingface_hub (and what they pull in that the venv lacks): exactly these, in their own
+# directory, which tests/rewards/integrations/test_trl_latest.py puts first on a subprocess's PYTHONPATH (torch, numpy,
+# pyarrow... stay the venv's). Versions: what `pip install trl==1.16.0` resolved to, pinned.
+CODERL_TRL_LATEST_PATH="$CACHE_DIR/trl-$TRL_LATEST_VERSION"
+if [ ! -f "$CODERL_TRL_LATEST_PATH/trl/__init__.py" ]; then
+  log "installing trl==$TRL_LATEST_VERSION and the newer transformers stack it needs into $CODERL_TRL_LATEST_PATH (--no-deps)"
+  rm -rf "$CODERL_TRL_LATEST_PATH.tmp"
+  "$PY" -m pip install -q --disable-pip-version-check --no-deps --target "$CODERL_TRL_LATEST_PATH.tmp" \
+    "trl==$TRL_LATEST_VERSION" transformers==5.23.0 tokenizers==0.23.3 huggingface_hub==2.4.0 accelerate==1.15.0 \
+    datasets==5.2.0 safetensors==0.8.0 fsspec==2026.9.0 httpx2==2.16.2 httpcore2==2.16.2 truststore==0.10.5 \
+    typer==0.29.2 shellingham==1.5.4
+  rm -rf "$CODERL_TRL_LATEST_PATH"
+  mv "$CODERL_TRL_LATEST_PATH.tmp" "$CODERL_TRL_LATEST_PATH"
+fi
+export CODERL_TRL_LATEST_PATH
 # Tests call the venv's tools (shellcheck, ruff) by name.
 PATH="$(dirname "$PY"):$PATH"
 export PATH

@@ -113,6 +113,11 @@ LOG_FILE="$SAVE_DIR/logs/$RUN_NAME.log"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 LOG_TAG=train
 
+# Count knobs: a typo fails here, named, not as a bash arithmetic or OpenRLHF argparse error further on.
+whole_numbers GPUS MICRO_TRAIN_BATCH_SIZE TRAIN_BATCH_SIZE ROLLOUT_BATCH_SIZE MICRO_ROLLOUT_BATCH_SIZE N_SAMPLES \
+  PROMPT_MAX_LEN GENERATE_MAX_LEN MAX_SAMPLES NUM_EPISODES MAX_EPOCHS SEED MAX_CKPT_NUM LOGGING_STEPS
+[[ $SAVE_STEPS =~ ^(-1|[0-9]+)$ ]] || die 2 "SAVE_STEPS must be a whole number, or -1 for never (got '$SAVE_STEPS')"
+
 # usage SCRIPT: the script's own header, then the shared knobs above.
 launch_usage() {
   usage "$1"
@@ -164,6 +169,10 @@ grpo_flags() {
   [ "$LOAD_CHECKPOINT" = 1 ] && GRPO_FLAGS+=(--load_checkpoint)
   [ "$TENSORBOARD" = 1 ] && GRPO_FLAGS+=(--use_tensorboard "$SAVE_DIR/tensorboard")
   if [ "$WANDB" = 1 ]; then
+    # wandb reads its key from the env or from `wandb login`'s netrc entry; neither = a run that cannot log.
+    if [ -z "${WANDB_API_KEY:-}" ] && ! grep -qs "api.wandb.ai" "${NETRC:-$HOME/.netrc}"; then
+      die 2 "WANDB=1 needs WANDB_API_KEY in the environment (or \`wandb login\` done for this user); or WANDB=0"
+    fi
     GRPO_FLAGS+=(--use_wandb True --wandb_project "$WANDB_PROJECT")
     [ -n "$WANDB_ORG" ] && GRPO_FLAGS+=(--wandb_org "$WANDB_ORG")
   fi

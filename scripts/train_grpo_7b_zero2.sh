@@ -56,6 +56,8 @@ USE_VLLM="${USE_VLLM:-auto}"
 VLLM_ENGINES="${VLLM_ENGINES:-auto}"
 VLLM_TP_SIZE="${VLLM_TP_SIZE:-1}"
 REF_OFFLOAD="${REF_OFFLOAD:-0}"
+whole_numbers VLLM_TP_SIZE
+[ "$VLLM_ENGINES" = auto ] || whole_numbers VLLM_ENGINES
 
 # Rollout engine: vLLM or HF generate, decided before the command is built (it sets the GPU split).
 VLLM_WHY=""

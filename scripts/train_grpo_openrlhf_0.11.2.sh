@@ -27,6 +27,7 @@ REWARD="${REWARD:-server}"
 VLLM_ENGINES="${VLLM_ENGINES:-$GPUS}"
 VLLM_TP_SIZE="${VLLM_TP_SIZE:-1}"
 VLLM_GPU_UTIL="${VLLM_GPU_UTIL:-0.5}"
+whole_numbers VLLM_ENGINES VLLM_TP_SIZE
 
 case "$REWARD" in
   server) REMOTE="$REWARD_URL" ;;
@@ -84,6 +85,11 @@ if [ -n "$EXTRA_ARGS" ]; then
   CMD+=("${extra[@]}")
 fi
 
+# This release's launch has no preflight: at least the data must be there before Ray and vLLM start.
+if [ ! -s "$DATA" ]; then
+  [ "$DRY_RUN" = 1 ] || die 10 "DATA=$DATA is missing or empty (python data/preprocess.py writes it)"
+  log "WARNING: DATA=$DATA is missing or empty (python data/preprocess.py writes it)"
+fi
 if [ "$DRY_RUN" = 1 ]; then
   log "command:"
   print_cmd "${CMD[@]}"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from tests.support import REPO_ROOT
 
 
 @pytest.fixture(scope="session")
@@ -46,6 +46,17 @@ def verl_path() -> Path:
         "installs verl from PyPI (--no-deps) into .cache/")
     if p not in sys.path:
         sys.path.append(p)
+    return Path(p)
+
+
+@pytest.fixture(scope="session")
+def trl_latest_path() -> Path:
+    """The current TRL and the newer transformers stack it needs, installed --no-deps by scripts/test.sh; only for
+    a subprocess's PYTHONPATH (it would shadow the venv's pinned transformers). Fails, never skips."""
+    p = os.environ.get("CODERL_TRL_LATEST_PATH")
+    assert p and (Path(p) / "trl" / "__init__.py").is_file(), (
+        "CODERL_TRL_LATEST_PATH is not set or holds no trl/: run the suite through `bash scripts/test.sh`, which "
+        "installs the current TRL from PyPI (--no-deps) into .cache/")
     return Path(p)
 
 

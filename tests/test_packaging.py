@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 import tomllib
 
-from tests._launch_support import REPO_ROOT, out
+from tests.support import REPO_ROOT, out
 
 PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
 SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
@@ -44,6 +44,20 @@ def test_no_import_outside_the_coderl_namespace():
             if bare.search(text) or (folder != "tests" and "sys.path.insert" in text):
                 offenders.append(str(p.relative_to(REPO_ROOT)))
     assert not offenders
+
+
+def test_tests_mirror_the_source_tree():
+    """tests/<folder>/ holds the tests of <folder>/ (a subpackage, scripts/ or patches/); fixture folders
+    are packages of their own test folder (tests/rewards/sandbox/fidelity/)."""
+    fixtures = {Path("rewards/sandbox/fidelity")}
+    stray = []
+    for init in (REPO_ROOT / "tests").rglob("__init__.py"):
+        rel = init.parent.relative_to(REPO_ROOT / "tests")
+        if rel.parts and rel not in fixtures and not (REPO_ROOT / rel).is_dir():
+            stray.append(str(rel))
+    assert not stray, f"test folders with no source folder of the same path: {stray}"
+    # test modules at the top of tests/ test the project as a whole (packaging), not one module
+    assert sorted(p.name for p in (REPO_ROOT / "tests").glob("test_*.py")) == ["test_packaging.py"]
 
 
 @pytest.fixture(scope="module")

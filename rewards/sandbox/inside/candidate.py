@@ -4,13 +4,15 @@ Nothing here is trusted and nothing needs to be: this process holds no test, no 
 descriptor but its stdio and the channel (fd 3). It may patch its interpreter, fork, read its own memory
 or write any bytes to the channel; the judge only ever receives plain data, which it rebuilds itself.
 
-First frame on fd 3: {"code", "name", "serve"}. The program runs as module `name` ("solution" for the
-function formats, "__main__" for stdio). With serve, the reply is ``["ok", globals]`` (or ``["raise", ...]``
-when the program fails to load) and the process then answers requests until the channel closes; without
-it (stdio) the program's exit status is the only outcome. stdlib only.
+First frame on fd 3: {"code", "name", "serve", "prelude"?}. The program runs as module `name` ("solution"
+for the function formats, "__main__" for stdio), after `prelude` (the call format's implicit imports). With
+serve, the reply is ``["ok", globals]`` (or ``["raise", ...]`` when the program fails to load) and the
+process then answers requests until the channel closes; without it (stdio) the program's exit status is the
+only outcome. stdlib only.
 """
 
 import builtins
+import collections
 import io
 import operator
 import os
@@ -28,13 +30,43 @@ _BINOPS = {name: getattr(operator, name) for name in (
 _UNARY = {"len": len, "bool": bool, "iter": iter, "next": next, "str": str, "repr": repr, "hash": hash,
           "int": int, "float": float, "index": operator.index, "complex": complex, "neg": operator.neg,
           "pos": operator.pos, "abs": abs, "invert": operator.invert, "reversed": reversed,
-          "dir": lambda o: sorted(str(n) for n in dir(o)), "type": type, "enter": lambda o: o.__enter__(),
-          "exit": lambda o: o.__exit__(None, None, None)}
-_MUTABLE = (list, dict, set, bytearray)
+          "dir": lambda o: sorted(str(n) for n in dir(o)), "type": type, "enter": lambda o: o.__enter__()}
+_MUTABLE = (list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
+            collections.defaultdict)
+_RETAINED, _RETAINED_ITEMS = 64, 10_000  # kept arguments followed after later calls: how many, how long
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
 _CAPTURE_CHARS = 1 << 20  # what a test redirecting stdout gets of one call's output
+_MISSING = object()
 _GLOBAL_ITEMS = 100_000  # a bigger module-level table stays here as a handle: copying it would cost every job
 _NEXT_BATCH = 256  # items one "nextn" request may take from an iterator
+# Types reachable only through the types module (their __qualname__, e.g. "generator", names nothing).
+_TYPE_REFS = {t: ["R", "types", n] for n, t in vars(types).items()
+              if isinstance(t, type) and not n.startswith("_")}
+# The special methods the judge's proxy of an object has only when the object's type has them (judge._OPTIONAL).
+_CAPS = tuple(f"__{n}__" for n in (
+    "call", "getitem", "setitem", "delitem", "round", "instancecheck", "subclasscheck", "contains", "next", "exit",
+    "len", "bool", "iter", "int", "float", "index", "complex", "neg", "pos", "abs", "invert", "reversed", "enter",
+    *(p + n for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and",
+                      "or", "xor") for p in ("", "r"))))
+_caps_cache = {}
+
+
+def _caps(t):
+    """Which of _CAPS the type t has, looked up as Python looks up special methods (the type's MRO)."""
+    try:
+        return _caps_cache[t]
+    except Exception:  # not seen yet (or a metaclass that makes its classes unhashable)
+        pass
+    try:
+        found = {}
+        for k in reversed(type.__dict__["__mro__"].__get__(t)):
+            found.update((n, v) for n, v in vars(k).items() if n in _CAPS or n == "__hash__")
+        caps = [n for n in _CAPS if found.get(n) is not None] + (["nohash"] if found.get("__hash__") is None else [])
+        if len(_caps_cache) < 4096:
+            _caps_cache[t] = caps
+    except Exception:
+        caps = None  # the judge then gives its proxy every special method
+    return caps
 
 
 class JudgeObject:
@@ -80,6 +112,35 @@ class JudgeObject:
     def __repr__(self):
         return self._coderl_ask("op", "repr")
 
+    def __str__(self):
+        return self._coderl_ask("op", "str")
+
+    def __hash__(self):
+        return self._coderl_ask("op", "hash")
+
+    def __enter__(self):
+        return self._coderl_ask("op", "enter")
+
+    def __exit__(self, *exc):
+        return self._coderl_ask("op", "exit")
+
+
+def _judge_compare(name):
+    def method(self, other):
+        if other is self:  # identity first, as Python's containers do: no round trip for `f in handlers`
+            return name in ("eq", "le", "ge")
+        return self._coderl_ask("op", name, other)
+    return method
+
+
+# Comparisons with a test's object are its own methods', run by the judge (a heap of the test's Task objects).
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(JudgeObject, f"__{_name}__", _judge_compare(_name))
+del _name
+# The test's function's docstring and module, not this class's (functools.wraps(test_function) reads them).
+JudgeObject.__doc__ = property(lambda self: self._coderl_ask("get", "__doc__"))
+JudgeObject.__module__ = property(lambda self: self._coderl_ask("get", "__module__"))
+
 
 class Server:
     """The object table and the request handler of the candidate side."""
@@ -90,17 +151,15 @@ class Server:
         self.ids = {id(module): 0}
         self.judge_objs = {}  # the judge's ids -> JudgeObject (one proxy per object keeps `is` working)
         self.chan = None
+        self.random_linked = False  # the test set the random module's state: keep the judge's in step
+        self.retained = {}  # the judge's id -> [a test's argument the program keeps, its state last reported]
 
     # ---------------------------------------------------------------- values out / in
     def export(self, obj):
         if type(obj) is JudgeObject:
             return ["y", object.__getattribute__(obj, "_coderl_id")]
-        if isinstance(obj, types.ModuleType):
-            name = getattr(obj, "__name__", "")
-            if isinstance(name, str) and name.partition(".")[0] in sys.stdlib_module_names \
-                    and sys.modules.get(name) is obj:
-                return ["R", name, ""]
-        elif isinstance(obj, type) and (issubclass(obj, BaseException) or obj in wire.BUILTIN_TYPES):
+        if isinstance(obj, type) and (obj in wire.BUILTIN_TYPES or getattr(obj, "__module__", None) == "builtins"
+                                      and issubclass(obj, BaseException)):
             ref = wire.stdlib_ref(obj)
             if ref is not None:
                 return ref
@@ -113,20 +172,40 @@ class Server:
         return ["h", hid, self._info(obj)]
 
     def _info(self, obj):
+        """What the judge needs to stand in for obj; "r" names a standard-library module or exception class
+        that the judge uses instead when it has already loaded it (it never imports one for us)."""
         if isinstance(obj, type):
             try:
                 name = str(obj.__name__)
             except Exception:
                 name = "?"
             if issubclass(obj, BaseException):
-                return {"k": "exc", "n": name, "b": [self.export_class(b) for b in obj.__bases__]}
-            return {"k": "cls", "n": name}
+                ref = wire.stdlib_ref(obj)
+                return {"k": "exc", "n": name, "b": [self.export(b) for b in obj.__bases__],
+                        **({"r": ref[1:]} if ref else {})}
+            return {"k": "cls", "n": name, "m": _caps(type(obj))}
         if isinstance(obj, types.ModuleType):
-            return {"k": "mod", "n": str(getattr(obj, "__name__", "?"))}
-        return {"k": "fn" if callable(obj) else "obj"}
+            name = getattr(obj, "__name__", "")
+            std = isinstance(name, str) and name.partition(".")[0] in sys.stdlib_module_names \
+                and sys.modules.get(name) is obj
+            return {"k": "mod", "n": str(name), "m": _caps(type(obj)), **({"r": [name, ""]} if std else {})}
+        if callable(obj):
+            return {"k": "fn", "m": _caps(type(obj))}
+        return {"k": "obj", "m": _caps(type(obj)), **self._class_info(type(obj))}
 
-    def export_class(self, cls):
-        return wire.export_class(cls, self.export)
+    def _class_info(self, cls):
+        """An object's class (the judge's proxy gets its name and, for a standard-library type, the type
+        itself) and whether the class keeps object's equality and ordering (then the judge decides them)."""
+        info = {}
+        try:
+            info["c"] = _TYPE_REFS.get(cls) or wire.stdlib_ref(cls) or self.export(cls)
+            if cls.__eq__ is object.__eq__ and cls.__ne__ is object.__ne__:
+                info["eq"] = 1
+            if all(getattr(cls, n) is getattr(object, n) for n in ("__lt__", "__le__", "__gt__", "__ge__")):
+                info["ord"] = 1
+        except Exception:
+            pass
+        return info
 
     def resolve(self, x):
         tag = x[0]
@@ -149,10 +228,12 @@ class Server:
         raise wire.DecodeError("bad tag")
 
     def enc(self, value):
-        return wire.encode(value, self.export)
+        with _RecursionRoom():
+            return wire.encode(value, self.export)
 
     def dec(self, value):
-        return wire.decode(value, self.resolve)
+        with _RecursionRoom():
+            return wire.decode(value, self.resolve)
 
     def value(self, value, max_items=None):
         """value encoded for a reply; one too big for the judge to accept stays here as a handle."""
@@ -231,6 +312,8 @@ class Server:
             return issubclass(args[0], target)
         if name == "round":
             return round(target, *args)
+        if name == "exit":  # the type of an exception in flight in the test, never its value
+            return target.__exit__(args[0] if args else None, None, None)
         if name == "nextn":  # ["items...", done]: the judge's prefetch for a long iteration
             items = []
             for _ in range(min(int(args[0]), _NEXT_BATCH)):
@@ -246,45 +329,168 @@ class Server:
         fn = self.objs[target]
         args = [self.dec(a) for a in raw_args]
         kwargs = {str(k): self.dec(v) for k, v in raw_kwargs.items()}
-        saved = self._mirror(ctx or {})
+        ctx = ctx or {}
+        watch = self._watch(ctx.get("track"), args, kwargs)
+        refs = [sys.getrefcount(a) for _, a in watch]
+        saved = self._mirror(ctx)
+        result = None
         try:
             result = fn(*args, **kwargs)
         except BaseException as e:
-            out = self._unmirror(saved)
+            out = self._follow(watch, refs, result, self._unmirror(saved))
             reply = self.raise_reply(e)
             reply.append(out)
             return reply
         out = self._unmirror(saved)
-        # Arguments the program changed in place (lists, dicts, sets) go back, so in-place tests work.
+        out = self._follow(watch, refs, result, out)
+        # Arguments the program changed in place (lists, dicts, sets) go back, so in-place tests work; a
+        # result that is one of them says which, so that the test gets its own object back (`sort(xs) is xs`).
         back = [[i, self.enc(a)] for i, a in enumerate(args) if type(a) in _MUTABLE]
         back += [[k, self.enc(v)] for k, v in kwargs.items() if type(v) in _MUTABLE]
-        return ["ok", self.value(result), out, back]
+        same = next((key for key, a in [*enumerate(args), *kwargs.items()]
+                     if a is result and type(a) in _MUTABLE), None)
+        return ["ok", None if same is not None else self.value(result), out, back, same]
 
     def _mirror(self, ctx):
-        """Install what the test patched in the judge (print, input, stdin, stdout capture) for one call."""
-        saved = {}
-        if ctx.get("stdout"):
-            saved["stdout"] = sys.stdout
-            sys.stdout = io.StringIO()
-        for name in ("print", "input"):
-            if name in ctx:
-                saved[name] = getattr(builtins, name)
-                setattr(builtins, name, self.dec(ctx[name]))
+        """Install, for one call, what the test changed of the state it shares with the program in plain
+        Python: stdout / stderr capture, patched builtins (print, input, open, ...), sys.stdin, sys.argv,
+        os.environ, standard-library module attributes (time.sleep, random.randint, ...), random's state."""
+        saved = {"attrs": []}
+        for name in ("stdout", "stderr"):
+            if ctx.get(name):
+                saved[name] = getattr(sys, name)
+                setattr(sys, name, io.StringIO())
         if "stdin" in ctx:
             saved["stdin"] = sys.stdin
             sys.stdin = _StdinMirror(self.dec(ctx["stdin"]))
+        if "environ" in ctx:  # before the patches: a patched os.environ is undone first, then the real one
+            saved["environ"] = dict(os.environ)
+            os.environ.clear()
+            os.environ.update(self.dec(ctx["environ"]))
+        for name, value in (ctx.get("builtins") or {}).items():
+            self._patch(saved, builtins, name, self.dec(value))
+        for mod, name, value in ctx.get("patches") or ():
+            target = sys.modules.get(mod) if isinstance(mod, str) else None
+            if target is None and isinstance(mod, str) and mod.partition(".")[0] in sys.stdlib_module_names:
+                import importlib
+                target = importlib.import_module(mod)
+            if target is not None:
+                self._patch(saved, target, name, self.dec(value))
+        if "argv" in ctx:
+            self._patch(saved, sys, "argv", self.dec(ctx["argv"]))
+        if "random" in ctx:
+            import random
+            random.setstate(self.dec(ctx["random"]))
+            self.random_linked = True
+        if type(ctx.get("recursion")) is int:
+            saved["recursion"] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(ctx["recursion"], 50))
+        if ctx.get("logs"):
+            self._capture_logs(saved, ctx["logs"])
+        if ctx.get("warnings"):
+            import warnings
+            saved["warnings"] = warnings.catch_warnings(record=True)
+            saved["warned"] = saved["warnings"].__enter__()
+            warnings.simplefilter("always")
         return saved
 
+    @staticmethod
+    def _capture_logs(saved, captures):
+        """The test's assertLogs, as they configure their loggers: a handler collecting what reaches them."""
+        import logging
+
+        records = saved["logs"] = []
+
+        class Collector(logging.Handler):
+            def __init__(self, k):
+                super().__init__()
+                self.k = k
+
+            def emit(self, record):
+                try:
+                    message = record.getMessage()
+                except Exception:
+                    message = str(record.msg)
+                records.append([self.k, record.name, record.levelno, message])
+
+        saved["loggers"] = []
+        for k, (name, level) in enumerate(captures):
+            logger = logging.getLogger(name if isinstance(name, str) else None)
+            saved["loggers"].append((logger, logger.handlers, logger.level, logger.propagate))
+            logger.handlers = [Collector(k)]
+            logger.setLevel(level if type(level) is int else logging.NOTSET)
+            logger.propagate = False
+
+    def _watch(self, track, args, kwargs):
+        """[(tid, argument)] for the test's mutable arguments of this call (the judge's ids for them)."""
+        out = []
+        for key, tid in track or ():
+            a = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
+            if type(a) in _MUTABLE and type(tid) is int:
+                out.append((tid, a))
+        return out
+
+    def _follow(self, watch, refs, result, out):
+        """Report changes to arguments the program kept from earlier calls (a heap built on the test's list),
+        and start following this call's arguments that it keeps (more references than before the call)."""
+        live, released, kept = [], [], []
+        for tid, entry in list(self.retained.items()):
+            if sys.getrefcount(entry[0]) <= 2:  # only this table holds it now
+                del self.retained[tid]
+                released.append(tid)
+                continue
+            state = self.enc(entry[0])
+            if state != entry[1]:
+                entry[1] = state
+                live.append([tid, state])
+        for (tid, a), before in zip(watch, refs, strict=True):
+            if sys.getrefcount(a) - (a is result) > before and len(a) <= _RETAINED_ITEMS and \
+                    len(self.retained) < _RETAINED:
+                self.retained[tid] = [a, self.enc(a)]
+                kept.append(tid)
+        for name, value in (("live", live), ("released", released), ("kept", kept)):
+            if value:
+                out = out or {}
+                out[name] = value
+        return out
+
+    @staticmethod
+    def _patch(saved, target, name, value):
+        saved["attrs"].append((target, name, target.__dict__.get(name, _MISSING)))
+        setattr(target, name, value)
+
     def _unmirror(self, saved):
-        out = None
-        if "stdout" in saved:
-            buf, sys.stdout = sys.stdout, saved.pop("stdout")
-            out = buf.getvalue()[:_CAPTURE_CHARS] if isinstance(buf, io.StringIO) else None
+        """Undo _mirror; returns what the program wrote to a captured stream and the random state it left."""
+        out = {}
+        for name in ("stdout", "stderr"):
+            if name in saved:
+                buf = getattr(sys, name)
+                setattr(sys, name, saved.pop(name))
+                out[name] = buf.getvalue()[:_CAPTURE_CHARS] if isinstance(buf, io.StringIO) else ""
         if "stdin" in saved:
             sys.stdin = saved.pop("stdin")
-        for name, value in saved.items():
-            setattr(builtins, name, value)
-        return out
+        for target, name, old in reversed(saved["attrs"]):
+            if old is _MISSING:
+                target.__dict__.pop(name, None)
+            else:
+                setattr(target, name, old)
+        if "environ" in saved:
+            os.environ.clear()
+            os.environ.update(saved["environ"])
+        if "recursion" in saved:
+            sys.setrecursionlimit(saved["recursion"])
+        for logger, handlers, level, propagate in reversed(saved.get("loggers", ())):
+            logger.handlers, logger.propagate = handlers, propagate
+            logger.setLevel(level)
+        if saved.get("logs"):
+            out["logs"] = saved["logs"]
+        if "warnings" in saved:
+            saved["warnings"].__exit__(None, None, None)
+            out["warnings"] = [self.enc(w.message) for w in saved["warned"] if isinstance(w.message, Warning)]
+        if self.random_linked:
+            import random
+            out["random"] = self.enc(random.getstate())
+        return out or None
 
     def _globals(self):
         mod = self.objs[0]
@@ -297,6 +503,19 @@ class Server:
             except Exception:
                 out.append([name, self.export(value)])
         return out
+
+
+class _RecursionRoom:
+    """Room to (de)code a deeply nested value; the program's own limit is back before its code runs again."""
+
+    def __enter__(self):
+        self.limit = sys.getrecursionlimit()
+        if self.limit < wire.RECURSION_ROOM:
+            sys.setrecursionlimit(wire.RECURSION_ROOM)
+
+    def __exit__(self, *exc):
+        if self.limit < wire.RECURSION_ROOM:
+            sys.setrecursionlimit(self.limit)
 
 
 class _StdinMirror(io.TextIOBase):
@@ -362,6 +581,8 @@ def run(setup, reader):
         return 0
     server = Server(module, setup.get("max_value") or 16 << 20)
     try:
+        if setup.get("prelude"):  # the call format's implicit imports (plan.CALL_PRELUDE), before the program
+            exec(compile(setup["prelude"], "<prelude>", "exec"), module.__dict__)
         exec(code, module.__dict__)
     except BaseException as e:
         framing.send(CHANNEL_FD, server.raise_reply(e))

@@ -16,10 +16,13 @@ times each from the previous record, so a test that hangs is the first one not y
 import _signal
 import builtins
 import collections
+import copy
 import io
+import logging
 import math
 import operator
 import os
+import random
 import signal
 import socket
 import sys
@@ -28,7 +31,9 @@ import threading
 import time
 import types
 import unittest
+import unittest._log
 import unittest.mock
+import warnings
 
 from . import channel, framing, wire
 
@@ -37,9 +42,66 @@ _FILENAMES = ("<test", "<check", "<setup")  # code compiled from a label: the on
 _HOOKS = {"unittest": {"setUpModule", "tearDownModule", "load_tests"},
           "humaneval": {"check", "candidate"}, "assert": set(), "call": set()}
 _SPEC_CACHE = 256
+_ASSERTION_REF = ["R", "builtins", "AssertionError"]
+_BASE_MODULES = frozenset()  # the modules loaded before any job (serve()); a program's module names bind to these
 _ITER_TYPES = frozenset(type(x) for x in (
     iter([]), iter(()), iter({}), iter(set()), iter(""), iter(b""), iter(range(0)), iter({}.values()),
     iter({}.items()), map(abs, []), filter(None, []), zip(), enumerate([]), reversed([]), (x for x in ())))
+_VIEW_TYPES = frozenset(type(v) for v in ({}.keys(), {}.values(), {}.items()))
+
+
+_NOTHING = object()
+# Context managers of the tests in effect in this process (entered, not yet exited), which _mirror hands on to
+# the program: mock.patch()es (decorator, with, start/stop), assertLogs / assertNoLogs, assertWarns.
+_ACTIVE_PATCHES, _ACTIVE_LOG_CAPTURES, _ACTIVE_WARNING_CAPTURES = [], [], []
+
+
+def _track(cls, active):
+    enter, exit_ = cls.__enter__, cls.__exit__
+
+    def __enter__(self):
+        result = enter(self)
+        active.append(self)
+        return result
+
+    def __exit__(self, *exc):
+        try:
+            return exit_(self, *exc)
+        finally:
+            for i in range(len(active) - 1, -1, -1):
+                if active[i] is self:
+                    del active[i]
+                    break
+
+    cls.__enter__, cls.__exit__ = __enter__, __exit__
+
+
+_RANDOM_SEEDED = set()  # non-empty once a test called random.seed / random.setstate (this job)
+
+
+def _track_random():
+    """random.seed / setstate in the tests mark that the program's random module must follow the test's."""
+    for name in ("seed", "setstate"):
+        original = getattr(random, name)
+
+        def wrapper(*args, _original=original, _name=name, **kwargs):
+            _RANDOM_SEEDED.add(_name)
+            return _original(*args, **kwargs)
+
+        setattr(random, name, wrapper)
+
+
+def _environ_data():
+    """os.environ's own dict (comparing the mapping itself decodes every key)."""
+    return getattr(os.environ, "_data", os.environ)
+
+
+_track_random()
+_track(unittest.mock._patch, _ACTIVE_PATCHES)
+_track(unittest._log._AssertLogsContext, _ACTIVE_LOG_CAPTURES)
+_track(unittest.case._AssertWarnsContext, _ACTIVE_WARNING_CAPTURES)
+_EXACT_ITEMS = 16  # items of a program's iterator fetched one next() at a time before prefetching (laziness)
+_KEPT = 64  # arguments of the test the program keeps, followed after later calls (the candidate says which)
 
 
 class Unjudgeable(BaseException):
@@ -63,10 +125,14 @@ def _unjudgeable(what):
     return method
 
 
-def _compare(name, same):
+def _compare(name, same, flag):
     def method(self, other):
         if other is self:
             return same
+        if getattr(type(self), flag):
+            # The program's class keeps object's comparison: Python falls back to the other operand's method
+            # (a test value's, or unjudgeable for another object of the program) and then to identity.
+            return NotImplemented
         raise self._coderl_s.unjudgeable(f"`{name}` with an object of the program")
     return method
 
@@ -74,7 +140,7 @@ def _compare(name, same):
 def _binop(name):
     def method(self, other):
         s = self._coderl_s
-        if type(other) is Proxy and other._coderl_s is s:
+        if _is_proxy(other) and other._coderl_s is s:
             return s.op(self, "binop", name, other)
         raise s.unjudgeable(f"arithmetic ({name}) between an object of the program and a value of the test")
     return method
@@ -87,9 +153,23 @@ def _unary(name):
 
 
 class Proxy:
-    """An object living in the candidate process."""
+    """An object living in the candidate process. Only what every object has is defined here; the special
+    methods its own type has (call, iteration, len, arithmetic...) come from _OPTIONAL, per the program's
+    type (_proxy_class), so callable(), hasattr() and the ABCs' checks see what plain Python would.
+
+    The subclass is also named after the object's class, so `type(x).__name__` and `x.__class__.__name__`
+    read as in plain Python; `__class__` is the genuine type where the class is a standard-library one the
+    judge has loaded (`isinstance(x, types.GeneratorType)`, `isinstance(m, re.Match)`). And it says whether
+    the class keeps object's `==` and ordering: comparisons are then decided here, by identity, as Python does
+    (a candidate claiming so falsely gets no more than an honest `object()` gets)."""
 
     __slots__ = ("_coderl_s", "_coderl_i", "_coderl_n", "__weakref__")
+    _coderl_eq = _coderl_ord = False  # the program's class keeps object's ==/!= (ordering: <, <=, >, >=)
+    _coderl_type = None  # the genuine standard-library type of the object, when it has one
+
+    @property
+    def __class__(self):
+        return type(self)._coderl_type or type(self)
 
     def __getattr__(self, name):
         return self._coderl_s.get(self, name)
@@ -103,32 +183,8 @@ class Proxy:
     def __delattr__(self, name):
         self._coderl_s.delete(self, name)
 
-    def __call__(self, *args, **kwargs):
-        return self._coderl_s.call(self, args, kwargs)
-
-    def __getitem__(self, key):
-        return self._coderl_s.op(self, "getitem", key)
-
-    def __setitem__(self, key, value):
-        self._coderl_s.op(self, "setitem", key, value)
-
-    def __delitem__(self, key):
-        self._coderl_s.op(self, "delitem", key)
-
     def __format__(self, spec):
         return self._coderl_s.op(self, "format", spec)
-
-    def __round__(self, *n):
-        return self._coderl_s.op(self, "round", *n)
-
-    def __exit__(self, *exc):
-        return self._coderl_s.op(self, "exit")
-
-    def __instancecheck__(self, obj):
-        return self._coderl_s.op(self, "isinstance", obj)
-
-    def __subclasscheck__(self, cls):
-        return self._coderl_s.op(self, "issubclass", cls)
 
     def __mro_entries__(self, bases):
         raise self._coderl_s.unjudgeable("a test class derives from a class of the program")
@@ -137,28 +193,40 @@ class Proxy:
         raise self._coderl_s.unjudgeable("a test copies an object of the program")
 
     __copy__ = __deepcopy__
-    __contains__ = _unjudgeable("`in` on an object of the program")
-    __eq__ = _compare("==", True)
-    __ne__ = _compare("!=", False)
-    __lt__ = _compare("<", False)
-    __gt__ = _compare(">", False)
-    __le__ = _compare("<=", True)
-    __ge__ = _compare(">=", True)
+    __eq__ = _compare("==", True, "_coderl_eq")
+    __ne__ = _compare("!=", False, "_coderl_eq")
+    __lt__ = _compare("<", False, "_coderl_ord")
+    __gt__ = _compare(">", False, "_coderl_ord")
+    __le__ = _compare("<=", True, "_coderl_ord")
+    __ge__ = _compare(">=", True, "_coderl_ord")
+    __str__, __repr__, __hash__, __dir__ = _unary("str"), _unary("repr"), _unary("hash"), _unary("dir")
+
+
+def _is_proxy(obj):
+    """obj is a proxy of this judge's making (type(), never the __class__ the candidate describes)."""
+    return issubclass(type(obj), Proxy)
+
+
+# A function's or object's docstring and module are the program's, not this class's (tests read `f.__doc__`,
+# functools.wraps(f) reads both); every Proxy subclass gets them too (type() would set its own).
+_META = {"__doc__": property(lambda self: self._coderl_s.get(self, "__doc__")),
+         "__module__": property(lambda self: self._coderl_s.get(self, "__module__"))}
 
 
 def _next(self):
-    """next() with prefetch: one item at a time at first, then batches that double (up to 256), so a long
-    iteration costs few round trips while a short one sees the program's generator advance as in Python."""
+    """next() with prefetch: one item at a time at first (_EXACT_ITEMS), then batches that double (up to 256),
+    so a long iteration costs few round trips while a short one sees the program's generator advance as in
+    Python."""
     s = self._coderl_s
     buf = s.iter_buffers.get(self._coderl_i)
     if buf is None:
-        buf = s.iter_buffers[self._coderl_i] = [collections.deque(), 1, False]
-    items, want, done = buf
+        buf = s.iter_buffers[self._coderl_i] = [collections.deque(), 2, False, 0]
+    items, want, done, served = buf
     if not items:
         if done:
             raise StopIteration
-        if want == 1:
-            buf[1] = 2
+        if served < _EXACT_ITEMS:  # a test checking laziness sees the generator advance exactly as in Python
+            buf[3] += 1
             return s.op(self, "next")
         got, done = s.op(self, "nextn", want)
         items.extend(got)
@@ -168,15 +236,88 @@ def _next(self):
     return items.popleft()
 
 
-Proxy.__next__ = _next
-for _name in ("len", "bool", "iter", "str", "repr", "hash", "int", "float", "index", "complex",
-              "neg", "pos", "abs", "invert", "reversed", "dir", "enter"):
-    setattr(Proxy, f"__{_name}__", _unary(_name))
+def _exit(self, typ, value, tb):
+    """The program's __exit__ may clean up, never decide the fate of an exception in flight in the test: a
+    truthy return would swallow the test's failed assertion, an exception would replace it. It learns the
+    exception's type only (the value may quote an expected value)."""
+    s = self._coderl_s
+    if typ is None:
+        s.op(self, "exit", None)
+        return False
+    try:
+        verdict = s.op(self, "exit", typ if s._ref(typ) is not None else None)
+        suppress = bool(verdict)
+    except (Unjudgeable, CandidateGone):
+        raise
+    except BaseException:
+        raise s.unjudgeable("the program's __exit__ replaced an exception raised in the test") from None
+    if suppress:
+        raise s.unjudgeable("the program's __exit__ suppressed an exception raised in the test")
+    return False
+
+
+_OPTIONAL = {  # special methods a proxy has only when the program's type has them (candidate._CAPS)
+    "__call__": lambda self, *args, **kwargs: self._coderl_s.call(self, args, kwargs),
+    "__getitem__": lambda self, key: self._coderl_s.op(self, "getitem", key),
+    "__setitem__": lambda self, key, value: self._coderl_s.op(self, "setitem", key, value),
+    "__delitem__": lambda self, key: self._coderl_s.op(self, "delitem", key),
+    "__round__": lambda self, *n: self._coderl_s.op(self, "round", *n),
+    "__instancecheck__": lambda self, obj: self._coderl_s.op(self, "isinstance", obj),
+    "__subclasscheck__": lambda self, cls: self._coderl_s.op(self, "issubclass", cls),
+    "__contains__": _unjudgeable("`in` on an object of the program"),
+    "__next__": _next,
+    "__exit__": _exit,
+}
+for _name in ("len", "bool", "iter", "int", "float", "index", "complex", "neg", "pos", "abs", "invert",
+              "reversed", "enter"):
+    _OPTIONAL[f"__{_name}__"] = _unary(_name)
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and",
               "or", "xor"):
-    setattr(Proxy, f"__{_name}__", _binop(_name + "_" if _name in ("and", "or") else _name))
-    setattr(Proxy, f"__r{_name}__", _unjudgeable(f"arithmetic ({_name}) with an object of the program"))
+    _OPTIONAL[f"__{_name}__"] = _binop(_name + "_" if _name in ("and", "or") else _name)
+    _OPTIONAL[f"__r{_name}__"] = _unjudgeable(f"arithmetic ({_name}) with an object of the program")
 del _name
+_PROXY_CLASSES = {}
+
+
+def _proxy_class(info):
+    """The Proxy subclass for an object the candidate describes: the special methods its type has ("m"; all of
+    them when the program sent none), its class's name and genuine standard-library type ("c"), whether that
+    class keeps object's equality and ordering ("eq", "ord")."""
+    caps = info.get("m")
+    if type(caps) is not list:
+        key, nohash = tuple(_OPTIONAL), False
+    else:
+        names = {c for c in caps if type(c) is str}
+        key, nohash = tuple(n for n in _OPTIONAL if n in names), "nohash" in names
+    name, real = _class_of(info.get("c"))
+    eq, order = bool(info.get("eq")), bool(info.get("ord"))
+    cls = _PROXY_CLASSES.get((key, nohash, name, real, eq, order))
+    if cls is None:
+        body = {"__slots__": (), **{n: _OPTIONAL[n] for n in key}, **_META, "__qualname__": name,
+                "_coderl_type": real, "_coderl_eq": eq, "_coderl_ord": order}
+        if nohash:
+            body["__hash__"] = None
+        cls = type(name, (Proxy,), body)
+        if len(_PROXY_CLASSES) < 4096:  # the program chooses the combinations: bounded
+            _PROXY_CLASSES[(key, nohash, name, real, eq, order)] = cls
+    return cls
+
+
+def _class_of(ref):
+    """(name, genuine type or None) of the class the candidate says an object has: ["R", module, qualname] for
+    a standard-library type (looked up among the modules already loaded, never imported), ["h", id, {"n":
+    name}] for one of the program's."""
+    if type(ref) is list and len(ref) == 3 and ref[0] == "R":
+        try:
+            real = _loaded(ref[1], ref[2])
+        except wire.DecodeError:
+            real = None
+        if isinstance(real, type):
+            return str(real.__name__)[:100], real
+        return (ref[2].rpartition(".")[2] if type(ref[2]) is str else "Proxy")[:100] or "Proxy", None
+    if type(ref) is list and len(ref) == 3 and ref[0] == "h" and type(ref[2]) is dict:
+        return str(ref[2].get("n") or "Proxy")[:100], None
+    return "Proxy", None
 
 
 def _synth_str(self):
@@ -188,7 +329,10 @@ class _Exported:
     """What the test patched (print, input: "call"; sys.stdin: "stream") wrapped for one call of the program."""
 
     __slots__ = ("target", "kind")
-    STREAM_METHODS = ("read", "readline", "readlines")
+    # What the program may do with a stream of the test (sys.stdin it set, a StringIO or file it passes).
+    STREAM_METHODS = frozenset({"read", "readline", "readlines", "write", "writelines", "seek", "tell",
+                                "getvalue", "truncate", "flush", "close", "readable", "writable", "seekable"})
+    STREAM_DATA = frozenset({"closed", "name", "mode", "encoding", "newlines"})
 
     def __init__(self, target, kind):
         self.target, self.kind = target, kind
@@ -207,11 +351,20 @@ class Session:
         self.exports = {}  # judge id -> object handed to the candidate
         self.export_ids = {}
         self.taint = None  # (status, detail) that overrides the current test's outcome
+        self.callback_failures = 0  # assertions of the test that failed inside a callback the program called
         self.gone = None
         self.detail_chars = detail_chars
         self.solution = None  # the judge-side `solution` module, and its names when the tests started
         self.solution_names = None
-        self.streams = (sys.stdout, sys.stdin, builtins.print, builtins.input)
+        # What the tests may change of the state a program shares with them in plain Python (_mirror).
+        self.streams = (sys.stdout, sys.stdin, sys.stderr)
+        self.builtins0 = dict(builtins.__dict__)
+        self.builtin_values = list(self.builtins0.values())
+        self.argv0, self.environ0 = list(sys.argv), dict(_environ_data())
+        self.random_synced = None  # random's state as the candidate has it, once the test seeded random
+        _RANDOM_SEEDED.clear()
+        self.recursion0 = sys.getrecursionlimit()
+        self.tracked, self.track_seq = {}, 0  # arguments the program keeps, by the candidate's id for them
 
     # ---------------------------------------------------------------- taint
     def unjudgeable(self, what):
@@ -236,7 +389,7 @@ class Session:
 
     def _ref(self, obj):
         """How obj crosses to the candidate, or None when it cannot."""
-        if type(obj) is Proxy:
+        if _is_proxy(obj):
             return ["y", obj._coderl_i] if obj._coderl_s is self else None
         if isinstance(obj, type) and "_coderl_cid" in obj.__dict__:
             return ["y", obj.__dict__["_coderl_cid"]]
@@ -263,7 +416,11 @@ class Session:
                 raise wire.DecodeError("bad handle")
             obj = self.proxies.get(x[1])
             if obj is None:
-                obj = self.proxies[x[1]] = self._synth(x[1], x[2]) if x[2].get("k") == "exc" else self._proxy(x[1], x[2])
+                info = x[2]
+                obj = _known(info.get("r"), info.get("k"))
+                if obj is None:
+                    obj = self._synth(x[1], info) if info.get("k") == "exc" else self._proxy(x[1], info)
+                self.proxies[x[1]] = obj
             return obj
         if tag == "y":
             entry = self.exports.get(x[1]) if type(x[1]) is int else None
@@ -273,14 +430,14 @@ class Session:
         if tag == "R":
             if len(x) != 3:
                 raise wire.DecodeError("bad reference")
-            obj = _module_or_ref(x[1], x[2])
+            obj = _loaded(x[1], x[2])
             if _accepted_ref(obj):
                 return obj
             raise wire.DecodeError(f"reference {x[1]}.{x[2]} is not data")
         raise wire.DecodeError("bad tag")
 
     def _proxy(self, cid, info):
-        p = object.__new__(Proxy)
+        p = object.__new__(_proxy_class(info))
         p._coderl_s, p._coderl_i = self, cid
         p._coderl_n = str(info.get("n") or "")[:100]
         return p
@@ -317,10 +474,16 @@ class Session:
     def _request(self, msg):
         if self.gone:
             raise CandidateGone(self.gone)
+        failed = self.callback_failures
         try:
-            return self.chan.request(msg)
+            reply = self.chan.request(msg)
         except channel.PeerGone as e:
             raise self._gone(str(e)) from None
+        if self.callback_failures != failed and not (
+                reply[0] == "raise" and type(reply[1]) is dict and reply[1].get("cls") == _ASSERTION_REF):
+            # An assertion of the test failed in a callback and the program did not let it through.
+            raise self.unjudgeable("the program caught an assertion of the test that failed in a callback")
+        return reply
 
     def _result(self, reply, stop=False):
         if reply[0] == "ok":
@@ -362,30 +525,116 @@ class Session:
     def call(self, proxy, args, kwargs):
         self._check_solution_module()
         ctx = self._mirror()
+        pending = {}  # this call's mutable arguments, by the id the candidate reports them under
+        for key, a in [*enumerate(args), *kwargs.items()]:
+            if type(a) in _TRACKED:
+                self.track_seq += 1
+                pending[self.track_seq] = a
+                ctx.setdefault("track", []).append([key, self.track_seq])
         msg = ["call", proxy._coderl_i, [self.enc(a) for a in args], {str(k): self.enc(v) for k, v in kwargs.items()}, ctx]
         reply = self._request(msg)
-        if len(reply) > 2 and isinstance(reply[2], str) and reply[2]:
-            sys.stdout.write(reply[2])
+        self._unmirror(reply[2] if len(reply) > 2 else None, ctx, pending)
         if reply[0] != "ok":
             raise self.exception(reply[1])
         value = self.dec(reply[1])
         for key, state in reply[3] if len(reply) > 3 and type(reply[3]) is list else ():
             target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
             _write_back(target, self.dec(state))
+        same = reply[4] if len(reply) > 4 else None
+        if same is not None:  # the program returned that argument (its state was just written back)
+            value = args[same] if type(same) is int and 0 <= same < len(args) else kwargs.get(same) \
+                if type(same) is str else None
         return value
 
     def _mirror(self):
-        out_, in_, print_, input_ = self.streams
+        """What the test changed of the state a program shares with its tests in plain Python, for one call: a
+        redirected sys.stdout / sys.stderr (captured there, written here), builtins it replaced (print, input,
+        open, ...) and sys.stdin (the program calls back the test's), sys.argv, os.environ, attributes of
+        standard-library modules patched with mock.patch (time.sleep, random.randint, os.path.exists, ...:
+        the program calls back the test's mock), the random module's state once the test has set it, the
+        recursion limit the test set, and the assertLogs / assertWarns the test is in (what the program logs
+        or warns comes back here to them)."""
+        out_, in_, err_ = self.streams
         ctx = {}
         if sys.stdout is not out_:
             ctx["stdout"] = True
-        if builtins.print is not print_:
-            ctx["print"] = self.export(_Exported(builtins.print, "call"))
-        if builtins.input is not input_:
-            ctx["input"] = self.export(_Exported(builtins.input, "call"))
+        if sys.stderr is not err_:
+            ctx["stderr"] = True
         if sys.stdin is not in_:
             ctx["stdin"] = self.export(_Exported(sys.stdin, "stream"))
+        current = builtins.__dict__
+        if len(current) != len(self.builtin_values) or any(map(operator.is_not, current.values(),
+                                                               self.builtin_values)):
+            changed = {k: v for k, v in current.items() if self.builtins0.get(k, _NOTHING) is not v}
+            ctx["builtins"] = {k: self._mirrored(v) for k, v in changed.items()}
+        patches = []
+        for p in _ACTIVE_PATCHES:
+            target, name = getattr(p, "target", None), getattr(p, "attribute", None)
+            if isinstance(target, types.ModuleType) and isinstance(name, str) and target is not builtins and \
+                    target.__name__.partition(".")[0] in sys.stdlib_module_names and \
+                    not (target is sys and name in ("stdin", "stdout", "stderr")):
+                patches.append([target.__name__, name, self._mirrored(getattr(target, name, None))])
+        if patches:
+            ctx["patches"] = patches
+        if sys.argv != self.argv0:
+            ctx["argv"] = self.enc(list(sys.argv))
+        if _environ_data() != self.environ0:
+            ctx["environ"] = self.enc(dict(os.environ))
+        if _RANDOM_SEEDED:  # the state is worth its round trips only once the test has seeded random
+            state = random.getstate()
+            if state != self.random_synced:
+                ctx["random"] = self.enc(state)
+                self.random_synced = state
+        if sys.getrecursionlimit() != self.recursion0:
+            ctx["recursion"] = sys.getrecursionlimit()
+        if _ACTIVE_LOG_CAPTURES:
+            root = logging.getLogger()
+            ctx["logs"] = [[None if c.logger is root else c.logger.name, c.level]
+                           for c in _ACTIVE_LOG_CAPTURES]
+        if _ACTIVE_WARNING_CAPTURES:
+            ctx["warnings"] = True
         return ctx
+
+    def _mirrored(self, value):
+        """How a value the test put in place of a builtin or a module attribute reaches the program: a
+        callable the test made (a mock, a function) is called back here, anything else crosses as data."""
+        if callable(value) and not isinstance(value, type) and self._ref(value) is None:
+            value = _Exported(value, "call")
+        return self.enc(value)
+
+    def _unmirror(self, out, ctx, pending):
+        """Apply what came back of one call: output, random state, changes to arguments the program keeps,
+        log records and warnings for the test's assertLogs / assertWarns."""
+        if type(out) is not dict:
+            return
+        for name in ("stdout", "stderr"):
+            text = out.get(name)
+            if isinstance(text, str) and text:
+                getattr(sys, name).write(text)
+        if "random" in out:
+            try:
+                random.setstate(self.dec(out["random"]))
+                self.random_synced = random.getstate()
+            except (TypeError, ValueError):
+                pass
+        for tid in out.get("kept") or ():  # followed from now on (held only while the program keeps them)
+            if type(tid) is int and tid in pending and len(self.tracked) < _KEPT:
+                self.tracked[tid] = pending[tid]
+        for tid, state in out.get("live") or ():
+            if type(tid) is int and tid in self.tracked:
+                _write_back(self.tracked[tid], self.dec(state))
+        for tid in out.get("released") or ():
+            if type(tid) is int:
+                self.tracked.pop(tid, None)
+        captures = list(_ACTIVE_LOG_CAPTURES) if "logs" in ctx else []
+        for k, name, level, message in out.get("logs") or ():
+            if type(k) is int and 0 <= k < len(captures) and type(level) is int:
+                record = logging.LogRecord(str(name), level, "<solution>", 0, str(message), None, None)
+                captures[k].logger.handle(record)
+        for w in out.get("warnings") or () if ctx.get("warnings") else ():
+            message = self.dec(w)
+            if isinstance(message, Warning):
+                warnings.warn_explicit(message, type(message), "<solution>", 0)
 
     def _check_solution_module(self):
         mod, names = self.solution, self.solution_names
@@ -401,49 +650,97 @@ class Session:
                 if op == "call" and kind == "call":
                     value = obj.target(*[self.dec(a) for a in msg[2]], **{str(k): self.dec(v) for k, v in msg[3].items()})
                     return ["ok", wire.encode(value, self._export_quiet)]
-                if op == "get" and kind == "stream" and msg[2] in _Exported.STREAM_METHODS:
-                    return ["ok", self.enc(_Exported(getattr(obj.target, msg[2]), "call"))]
-                raise TypeError(f"the test's {op} {msg[2:3]} is not available to the program")
+                if kind != "stream":
+                    raise TypeError(f"the test's {op} {msg[2:3]} is not available to the program")
+                obj = obj.target
+            if kind == "stream":
+                if op == "get" and msg[2] in _Exported.STREAM_METHODS:
+                    return ["ok", self.enc(_Exported(getattr(obj, msg[2]), "call"))]
+                if op == "get" and msg[2] in _Exported.STREAM_DATA:
+                    return ["ok", wire.encode(getattr(obj, msg[2], None), self._export_quiet)]
+                if op == "op" and msg[2] in ("iter", "next", "enter", "exit"):
+                    return ["ok", self.enc(_STREAM_OPS[msg[2]](obj))]
             if op == "call" and kind in ("call", "object"):
                 args = [self.dec(a) for a in msg[2]]
                 kwargs = {str(k): self.dec(v) for k, v in msg[3].items()}
                 return ["ok", self.enc(obj(*args, **kwargs))]
             if op == "get" and kind in ("object", "stream") and isinstance(msg[2], str) and not msg[2].startswith("_"):
                 return ["ok", self.enc(getattr(obj, msg[2]))]
+            if op == "get" and msg[2] in _FUNCTION_META:  # functools.wraps(test_function), obj.__doc__
+                return ["ok", wire.encode(getattr(obj, msg[2], None), self._export_quiet)]
+            if op == "get":  # what plain Python would have, for getattr(x, name, default) and hasattr
+                raise AttributeError(f"the test's {type(obj).__name__} has no attribute {msg[2]!r} for the "
+                                     "program")
             if op == "set" and kind == "object" and isinstance(msg[2], str) and not msg[2].startswith("_"):
                 setattr(obj, msg[2], self.dec(msg[3]))
                 return ["ok", None]
-            if op == "op" and kind in ("iterator", "object"):
+            if op == "op" and kind in ("iterator", "object", "call"):
                 name, args = msg[2], [self.dec(a) for a in msg[3:]]
-                if name == "iter":
+                if name == "iter" and kind != "call":
                     return ["ok", self.enc(iter(obj))]
-                if name == "next":
+                if name == "next" and kind != "call":
                     return ["ok", self.enc(next(obj))]
+                if name in _COMPARE_OPS:  # the test's own __eq__ / __lt__ / __hash__ decide (a heap of Tasks)
+                    return ["ok", self.enc(_COMPARE_OPS[name](obj, *args))]
+                if name in ("repr", "str"):
+                    return ["ok", self.enc(_OBJECT_OPS[name](obj))]
                 if kind == "object" and name in _OBJECT_OPS:
                     return ["ok", self.enc(_OBJECT_OPS[name](obj, *args))]
             raise TypeError(f"the test's {type(obj).__name__} does not support {op} {msg[2:3]}")
-        except (KeyError, IndexError, TypeError, AttributeError, ValueError, StopIteration, ArithmeticError,
-                LookupError, AssertionError, RuntimeError) as e:
-            return ["raise", wire.encode_exception(e, self._export_quiet)]
         except Exception as e:
-            return ["raise", wire.encode_exception(RuntimeError(f"{type(e).__name__}: {e}"), self._export_quiet)]
+            # A builtin or standard-library exception reaches the program as itself (a mock's side_effect of
+            # EOFError ends the program's input loop); one of the test's own classes as a RuntimeError.
+            if isinstance(e, AssertionError):
+                self.callback_failures += 1
+            if wire.stdlib_ref(type(e)) is None or type(e).__module__.startswith("unittest"):
+                e = RuntimeError(f"{type(e).__name__}: {e}")
+            return ["raise", wire.encode_exception(e, self._export_quiet)]
 
 
 
+_STREAM_OPS = {"iter": iter, "next": next, "enter": lambda o: o.__enter__(),
+               "exit": lambda o: o.__exit__(None, None, None)}
+_COMPARE_OPS = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+                "ge": operator.ge, "hash": hash}
 _OBJECT_OPS = {"len": len, "bool": bool, "getitem": lambda o, k: o[k], "contains": lambda o, x: x in o,
-               "repr": repr}
+               "repr": repr, "str": str, "enter": lambda o: o.__enter__(),
+               "exit": lambda o: o.__exit__(None, None, None)}
+# What functools.wraps reads of a function the program decorates (and a docstring of a test object).
+_FUNCTION_META = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__annotations__"})
+# Test-made callables that only read what they are given (sorted(xs, key=itemgetter(1))).
+_ACCESSORS = (operator.itemgetter, operator.attrgetter, operator.methodcaller)
 
 
-def _module_or_ref(mod, qual):
-    if qual:
-        return wire.resolve_ref(mod, qual)
-    if mod.partition(".")[0] not in sys.stdlib_module_names:
-        raise wire.DecodeError(f"module {mod} is not in the standard library")
-    import importlib
+def _loaded(mod, qual):
+    """What ["R", module, qualname] names among the modules this process has already loaded. Never an import
+    (a module's import runs its code: `unittest.__main__` would run test files the program wrote into the
+    job directory) and never a module's __getattr__ (lazy imports): only what is in the dictionaries."""
+    if type(mod) is not str or type(qual) is not str:
+        raise wire.DecodeError("bad reference")
+    target = sys.modules.get(mod)
+    if (mod != "builtins" and mod.partition(".")[0] not in sys.stdlib_module_names) or \
+            not isinstance(target, types.ModuleType):
+        raise wire.DecodeError(f"module {mod} is not loaded in the judge")
+    for part in qual.split(".") if qual else ():
+        try:
+            target = vars(target)[part]
+        except (TypeError, KeyError):
+            raise wire.DecodeError(f"unknown reference {mod}.{qual}") from None
+    return target
+
+
+def _known(ref, kind):
+    """The judge's own module or exception class a handle's reference hint names, or None (the handle then
+    stands for the program's object: a proxy, or a class rebuilt from its name and bases)."""
+    if type(ref) is not list or len(ref) != 2 or kind not in ("mod", "exc"):
+        return None
     try:
-        return importlib.import_module(mod)
-    except Exception:
-        raise wire.DecodeError(f"module {mod} cannot be imported") from None
+        obj = _loaded(*ref)
+    except wire.DecodeError:
+        return None
+    if not _accepted_ref(obj) or isinstance(obj, types.ModuleType) != (kind == "mod"):
+        return None
+    return obj
 
 
 def _accepted_ref(obj):
@@ -470,10 +767,20 @@ def _exportable(obj):
     if t is types.MethodType:
         return "call" if _from_tests(getattr(obj.__func__, "__code__", None)) and \
             _exportable(obj.__self__) == "object" else None
-    if t is types.GeneratorType:
-        return "iterator" if _from_tests(obj.gi_code) else None
-    if t in _ITER_TYPES:
+    if t is types.GeneratorType:  # the test's own, or mock_open()'s (a program's `for line in f`)
+        code = obj.gi_code
+        return "iterator" if _from_tests(code) or code.co_filename == unittest.mock.__file__ else None
+    if t in _ITER_TYPES or getattr(t, "__module__", None) == "itertools":  # itertools.count() and the like
         return "iterator"
+    if t in _VIEW_TYPES:  # f(d.items()): len, iteration and `in` as on the view
+        return "object"
+    if t in _ACCESSORS:
+        return "call"
+    if isinstance(obj, io.IOBase):  # a StringIO or file the test passes (csv.reader(f), json.load(f))
+        # never this process's own standard streams (its stderr is the worker's)
+        return None if any(obj is s for s in (sys.__stdin__, sys.__stdout__, sys.__stderr__)) else "stream"
+    if isinstance(obj, unittest.mock.NonCallableMock):  # a Mock the test hands over or patches in (mock_open)
+        return "object"
     if isinstance(obj, (type, types.ModuleType, BaseException, unittest.TestCase)):
         return None
     module = getattr(t, "__module__", "")
@@ -489,9 +796,17 @@ def _write_back(target, state):
         return
     if t is list or t is bytearray:
         target[:] = state
-    elif t is dict or t is set:
+    elif t is collections.deque:
+        target.clear()
+        target.extend(state)
+    elif t in _TRACKED:  # dict, set and the collections mappings
         target.clear()
         target.update(state)
+
+
+# Arguments the candidate reports back after a call when the program changed them in place.
+_TRACKED = frozenset({list, dict, set, bytearray, collections.deque, collections.Counter,
+                      collections.OrderedDict, collections.defaultdict})
 
 
 # ------------------------------------------------------------------------------------------ a job
@@ -538,6 +853,7 @@ class Spec:
         self.entry_point = d.get("entry_point")
         self.setup_code = d.get("setup_code") or ""
         self.check_param = d.get("check_param") or "candidate"
+        self.prelude = d.get("prelude") or ""
         self._code = {}
 
     def code(self, src, filename):
@@ -564,11 +880,8 @@ def _namespace(session, spec, names):
             continue
         top = name in sys.stdlib_module_names
         if (name in builtins.__dict__ or top) and name != spec.entry_point:
-            if top:
-                try:
-                    ns[name] = public[name] = __import__(name)
-                except Exception:
-                    pass
+            if top and name in _BASE_MODULES:  # the judge imports nothing because the program named it
+                ns[name] = public[name] = sys.modules[name]
             continue
         value = session.dec(enc)
         public[name] = value
@@ -598,7 +911,8 @@ class Job:
         s = self.session
         t0 = time.perf_counter()
         try:
-            s.chan.send({"code": self.code, "name": "solution", "serve": True, "max_value": self.max_value})
+            s.chan.send({"code": self.code, "name": "solution", "serve": True, "max_value": self.max_value,
+                         "prelude": self.spec.prelude})
             reply = s.chan._recv()
         except channel.PeerGone as e:
             self.report(["prelude", "killed", f"the program's process ended before it loaded: {e}"])
@@ -682,7 +996,10 @@ def _canon(value, depth=0):
     if isinstance(value, (list, tuple)):
         return [_canon(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {(k if type(k) is str else repr(_canon(k, depth + 1))): _canon(v, depth + 1) for k, v in value.items()}
+        out = {(k if type(k) is str else repr(_canon(k, depth + 1))): _canon(v, depth + 1) for k, v in value.items()}
+        if len(out) != len(value):  # {1: x, '1': y} must not compare as the one key '1'
+            raise ValueError("return value has dict keys that are equal as strings")
+        return out
     raise TypeError(f"return value of type {t.__name__} is not comparable (use builtin types)")
 
 
@@ -691,7 +1008,7 @@ def _call_runner(job, ns):
     entry = spec.entry_point
     klass = ns.get("Solution")
     fn = None
-    if type(klass) is Proxy:
+    if _is_proxy(klass):
         try:
             fn = getattr(klass(), entry)
         except AttributeError:
@@ -702,7 +1019,9 @@ def _call_runner(job, ns):
         raise NameError(f"entry point {entry!r} is not defined by the program")
 
     def case(i):
-        text = repr(_canon(fn(*spec.plan[i])))
+        # A copy: the program may change its arguments in place (written back), and the spec is cached for
+        # every later job of this label.
+        text = repr(_canon(fn(*copy.deepcopy(spec.plan[i]))))
         if s.taint:
             return None
         if len(text) > job.max_value_repr:
@@ -745,7 +1064,7 @@ class _Result(unittest.TestResult):
         if i is not None:
             self.flush(i)
             self.pos += 1
-            self.current = [i, "passed", "", time.perf_counter()]
+            self.current = [i, None, "", time.perf_counter()]  # passed only once unittest says so (addSuccess)
             self.job.session.taint = None
 
     def _mark(self, test, status, err):
@@ -753,9 +1072,32 @@ class _Result(unittest.TestResult):
             if err is not None:  # setUpClass / setUpModule (or their tearDown) failed
                 self.fixture_error = (self.job.session.taint or (status, describe(err[1], self.job.limit)))
             return
-        if self.current[1] == "passed":
+        if self.current[1] in (None, "passed"):
             self.current[1] = status
             self.current[2] = describe(err[1], self.job.limit) if err is not None else ""
+
+    def _passed(self, test):
+        if self.current is not None and self.index.get(id(test)) == self.current[0] and self.current[1] is None:
+            self.current[1] = "passed"
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._passed(test)
+
+    # A skipped test and an expected failure verified nothing, and the program can steer either (a skipIf
+    # condition on its names, a wrong answer making the expected failure fail): never a pass.
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._unverified(test, f"the test was skipped: {reason}")
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._unverified(test, "an expected failure: the test verifies nothing")
+
+    def _unverified(self, test, why):
+        if self.current is not None and self.index.get(id(test)) == self.current[0] and \
+                self.current[1] in (None, "passed"):
+            self.current[1], self.current[2] = "unsupported", str(why)[:self.job.limit]
 
     def addFailure(self, test, err):
         super().addFailure(test, err)
@@ -782,6 +1124,8 @@ class _Result(unittest.TestResult):
         self.current = None
         i, status, detail, t0 = cur
         s = self.job.session
+        if status is None:  # unittest stopped it before an outcome (an exception that ends the run)
+            status, detail = "error", "the test did not finish"
         if s.taint:
             status, detail = s.taint
         self.job.report(["end", i, status, time.perf_counter() - t0, _excerpt(detail, self.job.limit), None])
@@ -867,6 +1211,8 @@ class _State:
             if name.startswith("test_module_") or name == "solution":
                 del sys.modules[name]
         unittest.mock.patch.stopall()  # patches a test started and never stopped
+        if _ACTIVE_PATCHES:  # entered and never exited: whatever they replaced stays replaced
+            return False
         sys.stdout, sys.stderr, sys.stdin = self.streams
         sys.setrecursionlimit(self.recursion)
         if os.environ._data != self.environ_data:
@@ -881,11 +1227,16 @@ class _State:
 
 def serve(sock_fd, base):
     """The judge's main loop: one job frame (+ the candidate's channel descriptor) at a time."""
+    global _BASE_MODULES
+    # SIGINT is the one signal Python turns into an exception (KeyboardInterrupt) at an arbitrary point of a
+    # test; where Landlock cannot scope signals, a candidate of the same uid could send it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=sock_fd)
     reader = framing.Reader(1 << 30)
     specs = collections.OrderedDict()
     pending, fds = [], []
     state = _State()
+    _BASE_MODULES = frozenset(state.modules)
     held, hold = [], {"s": 0.0, "since": 0.0}
 
     def report(record):
@@ -924,14 +1275,18 @@ def serve(sock_fd, base):
         specs.move_to_end(msg["digest"])
         jobdir = msg.get("jobdir") or base
         hold["s"], hold["since"] = msg.get("hold_s") or 0.0, time.monotonic()
+        job = None
         try:
             os.chdir(jobdir)
             os.environ["TMPDIR"] = os.environ["HOME"] = jobdir
             tempfile.tempdir = jobdir
-            Job(spec, msg, chan_fd, report).run()
+            job = Job(spec, msg, chan_fd, report)
+            job.run()
         except BaseException as e:  # a judge bug must never look like a pass
             report(["prelude", "killed", f"judge error: {type(e).__name__}: {e}"])
         finally:
+            if job is not None:  # a proxy that outlives its job (a cycle, a __del__) must not use a reused fd
+                job.session.gone = job.session.gone or "the job is over"
             os.close(chan_fd)
             try:
                 os.chdir(base)
@@ -943,8 +1298,17 @@ def serve(sock_fd, base):
             return
 
 
-def main(sock_fd, base, memory_mb):
+def main(sock_fd, base, memory_mb, confine=None):
+    """confine: the candidates' Landlock paths (read, write, execute). The judge runs the tests in a directory
+    the program writes, so a symlink it plants there must lead the test's open() nowhere a candidate could not
+    go itself; without namespaces (the rlimits fallback) the rest of the host would be within reach."""
+    if confine is not None:
+        from . import landlock
+        ruleset = landlock.Ruleset.build(*confine)
+        if ruleset is not None:
+            ruleset.apply()
     import resource
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), wire.RECURSION_ROOM))  # deep values (wire.MAX_DEPTH)
     try:
         limit = memory_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

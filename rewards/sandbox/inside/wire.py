@@ -18,7 +18,10 @@ import collections
 import sys
 import types
 
-MAX_DEPTH = 100
+MAX_DEPTH = 500  # nesting a value may have (a test's 300-deep list); deeper parts stay handles
+# Python frames encode()/decode() use per level of nesting, with room: whoever (de)codes a value raises its
+# recursion limit to this while it does (candidate.py, judge.py), whatever limit the program set for itself.
+RECURSION_ROOM = 5 * MAX_DEPTH + 1000
 _BIG_INT_BITS = 4096  # beyond this an int travels as hex: int <-> decimal text is capped at 4300 digits
 _BIG_INT = 1 << _BIG_INT_BITS
 _NT_CACHE_SIZE = 256
@@ -195,13 +198,7 @@ def encode_exception(exc, export, depth=0, path=None):
                 attrs += [k, encode(v, export, depth + 1, path)]
             except Exception:
                 pass
-    return {"cls": export_class(cls, export), "args": args, "str": text, "attrs": attrs}
-
-
-def export_class(cls, export):
-    """A class as ["R", module, qualname] when it is a builtin or stdlib one reachable by name, else export(cls)."""
-    ref = stdlib_ref(cls)
-    return ref if ref is not None else export(cls)
+    return {"cls": export(cls), "args": args, "str": text, "attrs": attrs}
 
 
 def stdlib_ref(obj):

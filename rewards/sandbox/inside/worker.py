@@ -116,6 +116,7 @@ class Worker:
         self.zsock = ours
         hello = json.loads(ours.recv(65536) or b"{}")
         self.landlock = hello.get("landlock", [])
+        self.confine = (read, write, execute)
 
     def _zmsg(self, deadline):
         """The zygote's next message (an exit report or a pid); None if it is gone or silent past deadline."""
@@ -134,7 +135,9 @@ class Worker:
     def start_judge(self):
         from . import judge
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.judge = _fork_helper(theirs.detach(), judge.main, self.base, self.cfg.get("judge_memory_mb", 2048))
+        confine = self.confine if self.cfg.get("landlock", True) else None
+        self.judge = _fork_helper(theirs.detach(), judge.main, self.base, self.cfg.get("judge_memory_mb", 2048),
+                                  confine)
         self.jsock, self.jreader, self.judge_specs = ours, framing.Reader(1 << 26), set()
 
     def stop_judge(self):
@@ -291,7 +294,8 @@ class Worker:
                     if os.path.isdir(p) and not os.path.islink(p):
                         for root, dirs, _files in os.walk(p):  # programs may chmod 000 their dirs
                             for x in [root, *(os.path.join(root, k) for k in dirs)]:
-                                os.chmod(x, 0o700)
+                                if not os.path.islink(x):  # chmod follows links: one may name a host dir
+                                    os.chmod(x, 0o700)
                         shutil.rmtree(p)
                     else:
                         os.unlink(p)
@@ -558,9 +562,16 @@ class Worker:
         return {"status": st, "runtime_s": runtime, "detail": (why + "\n" + stderr[-job["detail_chars"]:]).strip()}
 
     def finish_job(self):
-        """After the reply: kill what the job left, empty the scratch directories."""
+        """After the reply: kill what the job left, empty the scratch directories, and resume the helpers: where
+        Landlock cannot scope signals a job could have stopped them, to fail the next job (a sibling's reward)."""
         clean = self.sweep()
         self.dirty = self.dirty or not clean or not self._clean_files()
+        for helper in (self.zygote, self.judge):
+            if helper is not None:
+                try:
+                    os.kill(helper, signal.SIGCONT)
+                except OSError:
+                    pass
 
 
 def _classify_exit(status, stderr):

@@ -10,6 +10,7 @@ when it exits, its wait status; it reaps nothing else. stdlib only.
 
 import _signal
 import fcntl
+import functools
 import gc
 import io
 import json
@@ -33,21 +34,20 @@ _MB = 1 << 20
 REPORT = struct.Struct("=ii")
 SPAWNED = -1  # never a wait status
 # A stand-in job for _rehearse (no job's data: written here): a program with the usual kinds of globals and
-# the requests a judge typically makes of it (handles 1-4 are its globals in definition order).
+# the requests a judge typically makes of it. Its first globals are f, g, C: handles 1, 2, 3 (0 is the module).
 _REHEARSAL_PROGRAM = (
-    "from typing import List, Optional\nimport math\n\n"
-    "def f(xs: List[int], k: Optional[int] = 2) -> List[int]:\n    \"\"\"Doc.\"\"\"\n"
+    "def f(xs, k=2):\n    \"\"\"Doc.\"\"\"\n"
     "    return [x * k for x in xs if x % 2 == 0] + sorted({x: str(x) for x in xs})\n\n"
     "def g(s):\n    raise ValueError('bad ' + s)\n\n"
     "class C:\n    def __init__(self, v):\n        self.v = v\n\n    def __repr__(self):\n        return f'C({self.v})'\n\n"
-    "X, NAMES = 3, ('a', 'b')\n")
-_REHEARSAL_REQUESTS = (["call", 3, [["l", 1, 2, 3, 4.5]], {}, {}], ["call", 3, [["l", -1, 0]], {"k": 3}, {}],
-                       ["call", 4, ["x"], {}, {}], ["call", 5, [7], {}, {}], ["get", 6, "v"], ["op", 6, "repr"],
-                       ["call", 3, [["t", 1, "a"]], {}, {}])
+    "from typing import List, Optional\nimport math\nX, NAMES = 3, ('a', 'b')\n")
+_REHEARSAL_REQUESTS = (["call", 1, [["l", 1, 2, 3, 4.5]], {}, {}], ["call", 1, [["l", -1, 0]], {"k": 3}, {}],
+                       ["call", 2, ["x"], {}, {}], ["call", 3, [7], {}, {}], ["get", 3, "__name__"],
+                       ["op", 3, "repr"], ["call", 1, [["t", 1, "a"]], {}, {}])
 _REHEARSALS = 16  # CPython 3.11 specialises a function's bytecode after 8 calls
 
 
-def _child(fds, data, ruleset, stdio, readable):
+def _child(fds, data, ruleset, libc, stdio, readable):
     """In the forked candidate: isolate, limit, become the candidate. Never returns."""
     try:
         req = json.loads(data)  # here, not in the zygote: every page the zygote writes, it copies per fork
@@ -55,6 +55,8 @@ def _child(fds, data, ruleset, stdio, readable):
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in fds]
         for target, fd in enumerate(high):  # via high numbers: a source may sit on a lower target
             os.dup2(fd, target)
+        if libc is not None and not containment.drop_root_powers(libc):  # before Landlock hides /proc
+            os._exit(73)
         if ruleset is not None and not ruleset.apply() and req.get("require_landlock"):
             os._exit(72)
         os.closerange(len(fds), 1 << 16)
@@ -101,7 +103,8 @@ def _stdio():
 
 
 def _rehearse():
-    """Run a stand-in job through the candidate's code paths here, before the first fork.
+    """Run a stand-in job through the candidate's code paths here, before the first fork; returns the
+    candidate's replies to the last round (tests check them: a rehearsal that errs warms the wrong paths).
 
     Every page a candidate writes that it inherited costs it a copy-on-write fault, and code that never
     ran in the zygote writes a lot: CPython counts a function's first calls and then rewrites its bytecode
@@ -110,6 +113,7 @@ def _rehearse():
     channel is fd 3 (candidate.CHANNEL_FD, our socket to the worker meanwhile): a socket pair stands in
     for it, then fd 3 is restored. Nothing of a job exists yet; the leftovers are removed.
     """
+    replies = []
     saved = os.dup(candidate.CHANNEL_FD)
     try:
         for _ in range(_REHEARSALS):
@@ -121,6 +125,9 @@ def _rehearse():
             ours.shutdown(socket.SHUT_WR)
             reader = framing.Reader(64 * _MB)
             candidate.run(reader.recv(candidate.CHANNEL_FD), reader)
+            os.dup2(saved, candidate.CHANNEL_FD)  # closes the candidate's end: ours reads to the end
+            answers = framing.Reader(64 * _MB)
+            replies = [r for chunk in iter(functools.partial(ours.recv, 1 << 16), b"") for r in answers.feed(chunk)]
             ours.close()
             for res in (resource.RLIMIT_AS, resource.RLIMIT_NOFILE):
                 resource.setrlimit(res, resource.getrlimit(res))
@@ -130,6 +137,7 @@ def _rehearse():
         os.dup2(saved, candidate.CHANNEL_FD)
         os.close(saved)
         sys.modules.pop("solution", None)
+    return replies
 
 
 def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
@@ -140,6 +148,7 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
         except Exception:
             pass
     ruleset = landlock.Ruleset.build(read_paths, write_paths, exec_paths) if use_landlock else None
+    libc = landlock._libc() if os.geteuid() == 0 else None  # uid 0: candidates drop every capability
     os.environ.clear()  # once here: each candidate then only sets its own directory
     os.environ.update({"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/", "TMPDIR": "/"})
     stdio = _stdio()
@@ -174,7 +183,7 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
                 sock.close()
                 os.close(wake_r)
                 os.close(wake_w)
-                _child(fds, data, ruleset, stdio, read_paths)
+                _child(fds, data, ruleset, libc, stdio, read_paths)
             for fd in fds:
                 os.close(fd)
             sock.send(REPORT.pack(pid, SPAWNED))

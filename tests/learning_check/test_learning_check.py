@@ -1,0 +1,142 @@
+"""The learning check's CPU parts: tokenizer, model, SFT, report from real tensorboard files, and
+scripts/learning_check.sh DRY_RUN=1 end to end (real task, preprocess --verify, reward server over HTTP,
+SFT, HF evaluation in the sandbox, the launch script's own DRY_RUN, report). No GPU: GRPO itself is not run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coderl.learning_check import report
+from coderl.learning_check.model import build_model, save_model
+from coderl.learning_check.sft import SFTConfig, encode_examples, response_for, train
+from coderl.learning_check.tokenizer import build_tokenizer
+from coderl.rewards.extract import extract_code, format_ok
+from tests.support import REPO_ROOT
+
+SCRIPT = REPO_ROOT / "scripts" / "learning_check.sh"
+pytestmark = pytest.mark.timeout(300)
+
+MSG = [{"role": "system", "content": "Answer with one code block."},
+       {"role": "user", "content": "Write a function f(x) where x is an integer. Apply these steps: add 3."}]
+CODE = "def f(x):\n    x = x + 3\n    return x\n"
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return build_tokenizer([json.dumps(MSG), response_for(CODE, "code_block")] * 20, vocab_size=300)
+
+
+def test_tokenizer_round_trips_and_renders_chatml(tok):
+    s = "f([12, -3]) returns 'zzab'\n    x = x * 7"
+    assert tok.decode(tok(s)["input_ids"]) == s
+    p = tok.apply_chat_template(MSG, tokenize=False, add_generation_prompt=True)
+    assert p.startswith("<|im_start|>system\n") and p.endswith("<|im_start|>assistant\n")
+    assert tok.eos_token == "<|im_end|>" and tok.pad_token_id != tok.eos_token_id
+
+
+@pytest.mark.parametrize("fmt", ["code_block", "think_answer"])
+def test_response_is_in_format_and_extracts_to_the_reference(fmt):
+    resp = response_for(CODE, fmt)
+    got = extract_code(resp)
+    assert got.code.strip() == CODE.strip() and format_ok(resp, fmt, got)
+
+
+def test_sft_lowers_the_loss_and_saves_a_loadable_model(tok, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = build_model(tok, "nano", seed=0)
+    examples = [(MSG, response_for(CODE, "code_block"))] * 8
+    recs = train(model, tok, examples, SFTConfig(steps=30, batch_size=4, lr=3e-3, warmup_steps=3, log_every=10))
+    assert recs[-1]["loss"] < recs[0]["loss"] * 0.8
+    save_model(model, tok, tmp_path / "m")
+    again = AutoModelForCausalLM.from_pretrained(tmp_path / "m")
+    assert again.config.eos_token_id == tok.eos_token_id
+    assert AutoTokenizer.from_pretrained(tmp_path / "m").chat_template == tok.chat_template
+
+
+def test_encode_rejects_an_example_over_max_len(tok):
+    with pytest.raises(ValueError, match="example 0 has .* more than max_len=10"):
+        encode_examples(tok, [(MSG, "x" * 50)], max_len=10)
+
+
+def test_bad_model_shape_is_named(tok):
+    with pytest.raises(ValueError, match="unknown model shape 'huge'"):
+        build_model(tok, "huge")
+
+
+def _fake_run(run: Path, before: float, after: float, rewards: list[float]) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    for d, p1 in (("eval_before", before), ("eval_after", after)):
+        (run / d).mkdir(parents=True)
+        (run / d / "summary.json").write_text(json.dumps({"pass@1": p1, "pass@8": min(1.0, 2 * p1)}))
+    w = SummaryWriter(log_dir=str(run / "grpo" / "tensorboard" / "x"))
+    for i, r in enumerate(rewards, 1):
+        w.add_scalar("train/reward", r, i)
+        w.add_scalar("train/kl", 0.01 * i, i)
+    w.close()
+
+
+def test_report_pass_fail_and_files(tmp_path):
+    _fake_run(tmp_path / "a", 0.20, 0.40, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    _fake_run(tmp_path / "b", 0.20, 0.30, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    out = tmp_path / "rep"
+    assert report.main(["--run", f"a={tmp_path / 'a'}", "--out", str(out)]) == 0
+    j = json.loads((out / "report.json").read_text())
+    assert j["pass"] and j["runs"]["a"]["gain_pass@1_points"] == 20.0 and j["runs"]["a"]["steps"] == 6
+    assert j["runs"]["a"]["missing_metrics"] == ["train/response_length", "train/group_norm_fallback_frac"]
+    assert (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
+    assert "| a | 20.0 | 40.0 | 40.0 | 80.0 |" in (out / "report.md").read_text()
+    assert report.main(["--run", f"a={tmp_path / 'a'}", "--run", f"b={tmp_path / 'b'}", "--out", str(out)]) == 1
+    assert "b: pass@1 +10.0 < 15.0" in json.loads((out / "report.json").read_text())["verdict"]
+
+
+def test_report_flat_reward_fails_and_missing_run_is_named(tmp_path, capsys):
+    _fake_run(tmp_path / "a", 0.1, 0.5, [0.5, 0.5, 0.5])
+    ok, line = report.verdict({"a": report.summarize_run(tmp_path / "a")}, 15)
+    assert not ok and "a: training reward does not rise" in line
+    assert report.main(["--run", f"z={tmp_path / 'nope'}", "--out", str(tmp_path / "r")]) == 2
+    assert "run z" in capsys.readouterr().err and not (tmp_path / "r").exists()
+
+
+def test_help_documents_every_knob():
+    out = subprocess.run(["bash", str(SCRIPT), "--help"], capture_output=True, text=True, check=True).stdout
+    knobs = {line.split("=")[0].split("${")[-1] for line in SCRIPT.read_text().splitlines()
+             if line.startswith(tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")) and '="${' in line}
+    assert len(knobs) > 25
+    assert [k for k in knobs if k not in out] == []
+
+
+@pytest.mark.slow
+def test_dry_run_runs_every_cpu_stage(tmp_path):
+    env = {**os.environ, "OUT": str(tmp_path / "lc"), "DRY_RUN": "1", "PYTHON": sys.executable,
+           "PORT": "5079", "SEEDS": "3"}
+    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=280, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    lc = tmp_path / "lc"
+    # the launch script printed the GRPO command for our model, data and server
+    assert f"--pretrain {lc}/seed3/sft" in p.stdout and "--advantage_estimator group_norm" in p.stdout
+    assert "server: http://127.0.0.1:5079/health: ready" in p.stdout + p.stderr
+    for d in ("eval_before", "eval_after"):
+        assert json.loads((lc / "seed3" / d / "summary.json").read_text())["samples_scored"] == 12
+    assert json.loads((lc / "data" / "train" / "stats.json").read_text())["verify"]["problems_kept"] == 60
+    j = json.loads((lc / "report" / "report.json").read_text())
+    assert j["runs"]["seed3"]["steps"] == 6 and not j["runs"]["seed3"]["missing_metrics"]
+    assert (lc / "report" / "curves.png").stat().st_size > 10_000
+    assert "DRY_RUN: every CPU stage ran" in p.stdout
+
+
+def test_python_without_torch_is_named(tmp_path):
+    """The quickstart venv has no torch: the check names the missing modules before any stage runs."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True, timeout=120)
+    env = {**os.environ, "OUT": str(tmp_path / "lc"), "DRY_RUN": "1", "PYTHON": str(tmp_path / "bare" / "bin" / "python")}
+    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "cannot import torch, transformers, tokenizers, matplotlib" in p.stderr and "scripts/test.sh" in p.stderr
+    assert "Traceback" not in p.stderr and not (tmp_path / "lc" / "task").exists()

@@ -1,0 +1,186 @@
+"""rewards/integrations/verl.py driven by verl's own code (verl 0.9.1 from PyPI, CPU): its RLHFDataset reads the
+preprocessor's --output_format verl parquet, its RewardLoopWorker (the reward path of verl's PPO/GRPO trainer)
+loads the custom reward function by path from verl's generated trainer config and scores DataProtos built
+the way verl's agent loop builds them, and its legacy BatchRewardManager runs compute_score_batch.
+
+Nothing of verl is faked; rollouts are replaced by fixed responses (token ids of whole answers from a tiny
+tokenizer), because generating them needs vLLM/SGLang on a GPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from coderl.rewards.config import load_config
+from coderl.rewards.integrations.backend import local_backend
+from coderl.rewards.labels import parse_label
+from coderl.rewards.pipeline import Scorer, score
+from coderl.rewards.sandbox import Sandbox
+from tests.conftest import REPO_ROOT
+from tests.support import (
+    INTEGRATION_TASKS,
+    answer_chunks,
+    humaneval_rows,
+    run_cli,
+    tiny_tokenizer,
+    write_parquet,
+)
+
+pytestmark = pytest.mark.timeout(300)
+ADAPTER = REPO_ROOT / "rewards" / "integrations" / "verl.py"
+PICKS = {"HumanEval/0": (0, 1, 4), "HumanEval/2": (2, 3, 0)}  # answer_chunks indices sampled per problem
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory, verl_path):
+    tmp = tmp_path_factory.mktemp("verl")
+    he = {r["task_id"]: r for r in humaneval_rows()}
+    write_parquet(tmp / "in" / "he.parquet", [he[t] for t in INTEGRATION_TASKS])
+    run_cli("--input_dir", tmp / "in", "--output_dir", tmp / "out", "--output_format", "verl", "--test_ratio", "0")
+    chunks = answer_chunks(he)
+    tokenizer = tiny_tokenizer(tmp / "tok", chunks)
+    cfg = tmp / "reward.yaml"
+    cfg.write_text("sandbox:\n  workers: 2\n")
+    return {"parquet": tmp / "out" / "train.parquet", "tok_dir": tmp / "tok", "tokenizer": tokenizer,
+            "chunks": chunks, "config": str(cfg), "cache": tmp / "cache", "verl": verl_path}
+
+
+def trainer_config(env, name: str):
+    """verl's own generated PPO trainer config, with the settings a user passes on the command line."""
+    from omegaconf import OmegaConf, open_dict
+
+    config = OmegaConf.load(env["verl"] / "verl" / "trainer" / "config" / "_generated_ppo_trainer.yaml")
+    with open_dict(config):
+        config.actor_rollout_ref.model.path = str(env["tok_dir"])
+        config.data.train_files = [str(env["parquet"])]
+        config.reward.custom_reward_function.path = str(ADAPTER)
+        config.reward.custom_reward_function.name = name
+        config.reward.custom_reward_function.reward_kwargs = {"config": env["config"]}
+    return config
+
+
+def dataset_rows(env):
+    """The parquet through verl's RLHFDataset and collate_fn, as its trainer's dataloader yields it."""
+    from omegaconf import OmegaConf
+    from verl import DataProto
+    from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
+
+    data_cfg = OmegaConf.create({"prompt_key": "prompt", "max_prompt_length": 64, "cache_dir": str(env["cache"]),
+                                 "filter_overlong_prompts": True, "filter_overlong_prompts_workers": 1})
+    ds = RLHFDataset([str(env["parquet"])], env["tokenizer"], data_cfg)
+    return DataProto.from_single_dict(collate_fn([ds[i] for i in range(len(ds))]))
+
+
+def test_rlhf_dataset_reads_the_parquet(env):
+    batch = dataset_rows(env)
+    assert len(batch) == len(INTEGRATION_TASKS)
+    nt = batch.non_tensor_batch
+    assert list(nt["data_source"]) == ["humaneval"] * len(INTEGRATION_TASKS)
+    assert [parse_label(rm["ground_truth"]).source_id for rm in nt["reward_model"]] == list(INTEGRATION_TASKS)
+    assert all(rm["style"] == "rule" for rm in nt["reward_model"])
+    assert [(e["split"], e["index"], e["source_id"]) for e in nt["extra_info"]] == [
+        ("train", i, t) for i, t in enumerate(INTEGRATION_TASKS)]
+    assert list(nt["index"]) == list(range(len(INTEGRATION_TASKS)))
+    assert all([m["role"] for m in p] == ["system", "user"] for p in nt["raw_prompt"])
+
+
+def agent_loop_samples(env):
+    """One DataProto per sampled response, built as verl's AgentLoopWorker builds it before compute_score."""
+    import numpy as np
+    import torch
+    from tensordict import TensorDict
+    from verl import DataProto
+
+    tok = env["tokenizer"]
+    batch = dataset_rows(env)
+    datas, texts, labels = [], [], []
+    for i in range(len(batch)):
+        kwargs = {k: v[i] for k, v in batch.non_tensor_batch.items()}
+        prompt_ids = tok.apply_chat_template(list(kwargs["raw_prompt"]), add_generation_prompt=True, tokenize=True)
+        source_id = parse_label(kwargs["reward_model"]["ground_truth"]).source_id
+        for pick in PICKS[source_id]:
+            response_ids = tok.convert_tokens_to_ids([env["chunks"][pick]]) + [tok.eos_token_id]
+            prompts = torch.tensor(prompt_ids, dtype=torch.int64)
+            responses = torch.tensor(response_ids, dtype=torch.int64)
+            input_ids = torch.cat([prompts, responses])
+            td = TensorDict({"prompts": prompts[None], "responses": responses[None],
+                             "attention_mask": torch.ones_like(input_ids)[None], "input_ids": input_ids[None],
+                             "position_ids": torch.arange(len(input_ids))[None]}, batch_size=1)
+            non_tensor = {**{k: np.array([v]) for k, v in kwargs.items()},
+                          "__num_turns__": np.array([2]), "tool_extra_fields": np.array([{}], dtype=object)}
+            datas.append(DataProto(batch=td, non_tensor_batch=non_tensor))
+            texts.append(env["chunks"][pick])
+            labels.append(kwargs["reward_model"]["ground_truth"])
+    return datas, texts, labels
+
+
+def coderl_rewards(env, texts, labels) -> list[float]:
+    cfg = load_config(env["config"])
+    with Sandbox(cfg.sandbox) as sandbox:
+        return [b.reward for b in score(Scorer(cfg.reward), sandbox, texts, None, labels)]
+
+
+@pytest.mark.parametrize("name", ["compute_score", "compute_score_async"])
+def test_reward_loop_worker_scores_like_coderl(env, name):
+    from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
+    from verl.utils.ray_utils import get_event_loop
+
+    worker = RewardLoopWorker(trainer_config(env, name))
+    datas, texts, labels = agent_loop_samples(env)
+    backend = local_backend(env["config"])
+    before = backend.batches
+    loop = get_event_loop()  # the loop verl's reward managers captured
+    outputs = loop.run_until_complete(asyncio.gather(*(worker.compute_score(d) for d in datas)))
+
+    want = coderl_rewards(env, texts, labels)
+    assert len(set(want)) >= 3, want  # full, partial, unformatted and no-code answers differ
+    assert [o["reward_score"] for o in outputs] == pytest.approx(want, abs=1e-9)
+    for o in outputs:
+        info = o["reward_extra_info"]
+        assert info["score"] == o["reward_score"] and info["acc"] == info["all_passed"]
+        assert {"correctness", "format", "syntax", "length", "timeout"} <= set(info)
+        assert all(isinstance(v, float) for v in info.values())  # verl averages them into metrics
+    # one pool batch for all concurrent samples with the coroutine, one per sample with the plain function
+    assert backend.batches - before == (1 if name == "compute_score_async" else len(datas))
+
+    # verl's own assembly puts each reward on the sample's last response token
+    rm = type(worker.reward_manager).assemble_rm_scores(datas[0], [outputs[0]["reward_score"]])
+    assert rm[0, -1].item() == pytest.approx(outputs[0]["reward_score"]) and rm[0, :-1].abs().sum() == 0
+
+
+def test_legacy_batch_reward_manager(env):
+    """verl's BatchRewardManager (reward_manager=batch in earlier releases) with compute_score_batch."""
+    import numpy as np
+    import torch
+    from verl import DataProto
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+    from verl.workers.reward_manager.batch import BatchRewardManager
+
+    datas, texts, labels = agent_loop_samples(env)
+    tok = env["tokenizer"]
+    # the trainer's padded batch: prompts left-padded, responses right-padded, one attention mask over both
+    plen = max(d.batch["prompts"].shape[1] for d in datas)
+    rlen = max(d.batch["responses"].shape[1] for d in datas) + 1
+    prompts = torch.full((len(datas), plen), tok.pad_token_id)
+    responses = torch.full((len(datas), rlen), tok.pad_token_id)
+    mask = torch.zeros((len(datas), plen + rlen), dtype=torch.int64)
+    for i, d in enumerate(datas):
+        p, r = d.batch["prompts"][0], d.batch["responses"][0]
+        prompts[i, plen - len(p):], responses[i, :len(r)] = p, r
+        mask[i, plen - len(p):plen + len(r)] = 1
+    non_tensors = {k: np.array([d.non_tensor_batch[k][0] for d in datas], dtype=object)
+                   for k in ("data_source", "reward_model", "extra_info")}
+    batch = DataProto.from_dict(tensors={"prompts": prompts, "responses": responses, "attention_mask": mask},
+                                non_tensors=non_tensors)
+
+    manager = BatchRewardManager(tok, num_examine=0,
+                                 compute_score=get_custom_reward_fn(trainer_config(env, "compute_score_batch")))
+    out = manager(batch, return_dict=True)
+    want = coderl_rewards(env, texts, labels)
+    lengths = [len(d.batch["responses"][0]) for d in datas]
+    got = [out["reward_tensor"][i, n - 1].item() for i, n in enumerate(lengths)]
+    assert got == pytest.approx(want, abs=1e-6)
+    assert out["reward_tensor"].sum().item() == pytest.approx(sum(want), abs=1e-5)
+    assert out["reward_extra_info"]["score"] == pytest.approx(want, abs=1e-9)

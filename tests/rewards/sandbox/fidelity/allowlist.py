@@ -1,0 +1,74 @@
+"""Known disagreements between the sandbox and plain Python on the fidelity corpora, each with its reason.
+
+tests/rewards/sandbox/test_fidelity.py and test_fidelity_families.py fail on a disagreement listed nowhere
+here, and on an entry that no longer disagrees (remove it: the executor got better). A key is a program id
+("HumanEval/<n>:<kind>", "coderm/<task>:<kind>", ...; a HumanEval entry covers its three formats) or a task id
+("coderm/<task>": every program of that task). Every entry is explained in docs/fidelity.md.
+
+Two kinds, and nothing else:
+
+* ``LIMITS`` -- the test needs what the judge's plain-data channel cannot carry without letting the program
+  decide a comparison (docs/sandbox.md, "The channel"): the status is ``unsupported``, never a pass. These
+  tasks are written the way generated tests are written; they measure how often the limits occur.
+* ``TOLERANCE`` -- the reference's own comparison rejects a correct answer that the label format accepts on
+  purpose (docs/label_format.md): we pass what the reference fails.
+
+Empty for HumanEval since sandbox v2 (issue 9).
+"""
+
+from __future__ import annotations
+
+_IN = "`in` on an object of the program (`assertIn(3, linked_list)`): its __contains__ would decide " \
+      "whether a test value is in it"
+_EQ = "`==` between objects of the program (`assertEqual(result, Point(1, 2))`): its __eq__ would decide"
+
+LIMITS: dict[str, str] = {
+    "coderm/linked_list": _IN,
+    "coderm/inventory": _IN,
+    "coderm/matrix": _EQ + "; also `Matrix(...) * 3`, arithmetic between a program object and a test value",
+    "coderm/vector": _EQ + "; also `Vector2D(1, -2) * 3`, arithmetic between a program object and a test "
+                           "value",
+    "coderm/library": _EQ + " (dataclass equality: `assertEqual(found, [Book(...)])`, "
+                            "`assertIn(book, books)`)",
+    "coderm/version": "ordering and equality between objects of the program (`assertLess(Version(a), "
+                      "Version(b))`, `sorted(versions)`, a set of them): its __lt__ / __eq__ would decide",
+    "coderm/plugin_base": "a test class deriving from a class of the program (`class Reverse(Plugin)` in "
+                          "the test)",
+    "coderm/session_timer": "`mock.patch('solution.datetime')` replaces a name of the solution module",
+}
+
+TOLERANCE: dict[str, str] = {
+    "apps/average": "APPS/TACO compare call results with ==: (0.1 + 0.2 + 0.3) / 3 is 0.20000000000000004, "
+                    "not 0.2, so they fail correct programs; the call format accepts numbers within 1e-6",
+}
+
+EXPLAINED: dict[str, str] = {**LIMITS, **TOLERANCE}
+
+
+def _lookup(table: dict[str, str], pid: str) -> str | None:
+    return table.get(pid) or table.get(pid.partition(":")[0])
+
+
+def reason_for(pid: str) -> str | None:
+    """Why `pid` may disagree with plain Python, or None when it must not."""
+    return _lookup(EXPLAINED, pid)
+
+
+def tolerated(pid: str) -> bool:
+    """The reference's comparison rejects `pid`'s correct answers (TOLERANCE)."""
+    return _lookup(TOLERANCE, pid) is not None
+
+
+def is_limit(pid: str) -> bool:
+    """`pid`'s tests meet a documented limit of the channel (LIMITS): "unsupported" is expected there."""
+    return _lookup(LIMITS, pid) is not None
+
+
+def stale(in_corpus: set[str], disagreeing: set[str]) -> list[str]:
+    """Keys whose programs were all measured (some are in the corpus) and none of which disagrees."""
+    out = []
+    for key in EXPLAINED:
+        measured = {p for p in in_corpus if p == key or p.partition(":")[0] == key}
+        if measured and not measured & disagreeing:
+            out.append(key)
+    return sorted(out)

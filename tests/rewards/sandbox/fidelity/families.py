@@ -1,0 +1,23 @@
+"""The fidelity families beyond HumanEval: name -> module with `programs(seed, every)` and `TASKS`.
+
+    from tests.rewards.sandbox.fidelity.families import FAMILIES, family_programs
+    programs = family_programs(["mbpp", "coderm", "apps"], every=2)   # each Program carries its Label
+"""
+
+from __future__ import annotations
+
+from tests.rewards.sandbox.fidelity import apps_style, coderm_style, mbpp_style
+from tests.rewards.sandbox.fidelity.corpus import Program
+
+FAMILIES = {"mbpp": mbpp_style, "coderm": coderm_style, "apps": apps_style}
+# The label formats each family's programs run in (one family per format: per-format figures are per family).
+FORMATS = {"mbpp": ("assert",), "coderm": ("unittest",), "apps": ("stdio", "call")}
+
+
+def family_programs(names=tuple(FAMILIES), seed: int = 0, every: int = 1) -> list[Program]:
+    """The programs of the named families (every N-th task of each), in family order."""
+    return [p for name in names for p in FAMILIES[name].programs(seed=seed, every=every)]
+
+
+def family_of(fmt: str) -> str:
+    return next(name for name, fmts in FORMATS.items() if fmt in fmts)

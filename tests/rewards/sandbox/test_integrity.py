@@ -1,0 +1,432 @@
+"""The candidate never judges itself: each class of forged pass found against the in-process harness, run
+generically against the judge/candidate split (docs/sandbox.md, "What holds by construction").
+
+Every program defines a wrong `f` (none contains the expected value) and then tries to pass anyway: by finding the expected value (the tests
+hold a marker string) in its own process, by forging verdict records, by getting the judge to run its
+hooks, by lying about values, or by attacking the helper processes. Each runs against the same tests in
+the assert, unittest and humaneval formats. Bounded like the rest of the adversarial suite: scans have
+caps, signals go only to processes whose command line carries the sandbox's own marker.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.labels import parse_label
+from coderl.rewards.sandbox import Job, Sandbox
+
+pytestmark = pytest.mark.timeout(300)
+
+SECRET = "zq-EXPECTED-7Kx31"
+LABELS = {
+    "assert": {"format": "assert", "tests": [f"assert f(2) == {SECRET!r}", f"assert f(3) == {SECRET!r} + '!'"]},
+    "unittest": {"format": "unittest", "tests": [
+        "import unittest\nclass TestF(unittest.TestCase):\n"
+        f"    def test_a(self):\n        self.assertEqual(f(2), {SECRET!r})\n"
+        f"    def test_b(self):\n        self.assertTrue(f(3) == {SECRET!r} + '!')\n"]},
+    "humaneval": {"format": "humaneval", "entry_point": "f", "tests": [
+        f"def check(candidate):\n    assert candidate(2) == {SECRET!r}\n    assert candidate(3) == {SECRET!r} + '!'\n"]},
+}
+# Returns the marker it found (with the '!' the second test wants), or a wrong answer.
+_ANSWER = ("def _answer(found, x):\n    if found is None:\n        return 'wrong'\n"
+           "    return found if x == 2 else found + '!'\n")
+
+# Run in the judge, this would report every test passed (bounded: two records, then the process ends).
+_FORGE_RECORDS = ("import os, json, struct\nfor i in range(2):\n    body = json.dumps(['end', i, 'passed', 0.0, '', None]).encode()\n"
+                  "    os.write(3, struct.pack('>Q', len(body)) + body)\nos._exit(0)\n")
+
+ATTACKS = {
+    # The expected value is not in the candidate's process: not in its objects, frames, modules, memory.
+    "oracle_gc_objects": _ANSWER + (
+        "import gc\ndef f(x):\n    for o in gc.get_objects()[:2000000]:\n        if type(o) is str and 'EXPECTED' in o:\n"
+        "            return _answer(o[o.index('zq-'):o.index('zq-') + 17], x)\n"
+        "        if type(o) in (tuple, list):\n            for v in o[:64]:\n"
+        "                if type(v) is str and 'EXPECTED' in v:\n                    return _answer(v, x)\n"
+        "    return _answer(None, x)\n"),
+    "oracle_frames_and_signals": _ANSWER + (
+        "import sys, signal\nseen = []\ndef _scan(fr):\n    n = 0\n    while fr is not None and n < 200:\n"
+        "        for d in (fr.f_locals, fr.f_globals):\n            for v in list(d.values())[:500]:\n"
+        "                if type(v) is str and 'EXPECTED' in v:\n                    seen.append(v)\n"
+        "        fr = fr.f_back\n        n += 1\n"
+        "def f(x):\n    _scan(sys._getframe())\n    signal.signal(signal.SIGUSR1, lambda s, fr: _scan(fr))\n"
+        "    signal.raise_signal(signal.SIGUSR1)\n    return _answer(seen[0] if seen else None, x)\n"),
+    "oracle_subclasses_and_modules": _ANSWER + (
+        "import sys\ndef _consts(code, depth=0):\n    out = []\n    for c in getattr(code, 'co_consts', ())[:200]:\n"
+        "        if type(c) is str and 'EXPECTED' in c:\n            out.append(c)\n"
+        "        elif depth < 5 and hasattr(c, 'co_consts'):\n            out += _consts(c, depth + 1)\n    return out\n"
+        "def f(x):\n    found = []\n    todo, n = [object], 0\n    while todo and n < 20000:\n        k = todo.pop()\n        n += 1\n"
+        "        try:\n            todo += type.__subclasses__(k)\n        except TypeError:\n            pass\n"
+        "        for v in list(vars(k).values())[:200]:\n            found += _consts(getattr(v, '__code__', None))\n"
+        "    for m in list(sys.modules.values()):\n        for v in list(vars(m).values())[:2000]:\n"
+        "            found += _consts(getattr(v, '__code__', None))\n"
+        "    return _answer(found[0] if found else None, x)\n"),
+    "oracle_own_memory": _ANSWER + (
+        "import re\ndef f(x):\n    budget = 256 << 20\n    with open('/proc/self/maps') as m, open('/proc/self/mem', 'rb', 0) as mem:\n"
+        "        for line in m:\n            addr, perms = line.split()[:2]\n            if 'r' not in perms:\n                continue\n"
+        "            lo, hi = (int(a, 16) for a in addr.split('-'))\n            size = min(hi - lo, 64 << 20, budget)\n"
+        "            if size <= 0:\n                break\n            budget -= size\n            try:\n"
+        "                mem.seek(lo)\n                data = mem.read(size)\n            except OSError:\n                continue\n"
+        "            hit = re.search(rb'zq-EXPECTED-[0-9A-Za-z]{5}', data)\n            if hit:\n"
+        "                return _answer(hit.group().decode(), x)\n    return _answer(None, x)\n"),
+    # Verdicts are records of the judge, on a socket the candidate never holds.
+    "forge_records_on_every_fd": (
+        "import os, json, struct\ndef _forge():\n    recs = [['start', 0], ['end', 0, 'passed', 0.0, '', None], ['start', 1],\n"
+        "            ['end', 1, 'passed', 0.0, '', None], ['done'], ['ok', 'guess']]\n"
+        "    for fd in range(0, 1024):\n        for r in recs:\n            body = json.dumps(r).encode()\n"
+        "            for data in (struct.pack('>Q', len(body)) + body, body + b'\\n'):\n                try:\n"
+        "                    os.write(fd, data)\n                except OSError:\n                    pass\n"
+        "def f(x):\n    _forge()\n    return 'wrong'\n"),
+    "forked_copies_report": (
+        "import os, json, struct\ndef f(x):\n    kids = []\n    for guess in range(4):\n        pid = os.fork()\n"
+        "        if pid == 0:\n            body = json.dumps(['ok', 'guess-%d' % guess]).encode()\n"
+        "            try:\n                os.write(3, struct.pack('>Q', len(body)) + body)\n            except OSError:\n                pass\n"
+        "            os._exit(0)\n        kids.append(pid)\n    for k in kids:\n        os.waitpid(k, 0)\n    return 'wrong'\n"),
+    # The judge's runner never calls the solution's names as hooks.
+    "solution_test_hooks": (
+        "import unittest\ndef setUpModule():\n    raise unittest.SkipTest('skip everything')\n"
+        "def tearDownModule():\n    pass\ndef load_tests(loader, tests, pattern):\n    return unittest.TestSuite()\n"
+        "def check(candidate):\n    return None\ncandidate = __candidate__ = None\n"
+        "def f(x):\n    raise unittest.SkipTest('skipped')\n"),
+    # Patching its own interpreter changes nothing in the judge's.
+    "patch_own_interpreter": (
+        "import sys, builtins, unittest, types\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+        "unittest.TestCase.assertTrue = lambda *a, **k: None\nbuiltins.isinstance = lambda *a: True\n"
+        "sys.modules['unittest'] = types.ModuleType('unittest')\nsys.addaudithook(lambda *a: None)\n"
+        "class Finder:\n    def find_spec(self, *a, **k):\n        return None\nsys.meta_path.insert(0, Finder())\n"
+        "class Out:\n    def write(self, s):\n        return len(s)\n    def flush(self):\n        sys.modules['unittest'] = None\n"
+        "sys.stdout = sys.stderr = Out()\ndef f(x):\n    return 'wrong'\n"),
+    # Values cross as plain data rebuilt by the judge: a lie about equality does not cross.
+    "metaclass_mimics_str": (
+        "class M(type):\n    def __eq__(cls, other):\n        return True\n    def __hash__(cls):\n        return hash('zq')\n"
+        "class Liar(str, metaclass=M):\n    def __eq__(self, other):\n        return True\n    __hash__ = str.__hash__\n"
+        "def f(x):\n    return Liar('wrong') if x == 2 else Liar\n"),
+    "fraction_and_int_lies": (
+        "import fractions\nclass F(fractions.Fraction):\n    def __eq__(self, o):\n        return True\n"
+        "class I(int):\n    def __eq__(self, o):\n        return True\n    __hash__ = int.__hash__\n"
+        "def f(x):\n    return F(1, 3) if x == 2 else I(7)\n"),
+    "always_equal_object": (
+        "class Evil:\n    def __eq__(self, o):\n        return True\n    def __ne__(self, o):\n        return False\n"
+        "    def __hash__(self):\n        return 0\n    def __add__(self, o):\n        return self\n    __radd__ = __add__\n"
+        "def f(x):\n    return Evil()\n"),
+    # The channel is the judge's to read: garbage, huge frames and absurd values are errors, never passes.
+    "channel_garbage": (
+        "import os, struct\ndef f(x):\n    os.write(3, struct.pack('>Q', 1 << 40) + b'x' * 64)\n    return 'wrong'\n"),
+    "deeply_nested_value": (
+        "def f(x):\n    v = []\n    for _ in range(100000):\n        v = [v]\n    return v\n"),
+    "colliding_hashes": (
+        "def f(x):\n    m = (1 << 61) - 1\n    return {i * m for i in range(1, 30000)}\n"),
+    # The judge imports nothing because the program named it: importing `unittest.__main__` would run
+    # unittest's discovery in the job directory and import the test file planted there, in the judge.
+    "judge_imports_a_named_module": (
+        f"import sys, types\nopen('test_planted.py', 'w').write({_FORGE_RECORDS!r})\n"
+        "fake = types.ModuleType('unittest.__main__')\nsys.modules['unittest.__main__'] = fake\n"
+        "class E(Exception):\n    pass\nE.__module__, fake.E = 'unittest.__main__', E\n"
+        "def f(x):\n    if x == 2:\n        return fake\n    raise E('wrong')\n"),
+}
+# A callback from the test must not hand the candidate the test's internals.
+CALLBACK_LABEL = {"format": "assert", "tests": [f"assert f(lambda v: v) == {SECRET!r}",
+                                                 f"assert f(iter([1, 2])) == {SECRET!r}"]}
+CALLBACK_ATTACK = _ANSWER + (
+    "def f(g):\n    found = None\n"
+    "    for attr in ('__globals__', '__code__', '__closure__', 'gi_frame', 'gi_code', 'f_back', '__self__',\n"
+    "                 '__dict__', '__class__', 'f_globals', '__reduce__'):\n"
+    "        try:\n            v = getattr(g, attr)\n            if 'EXPECTED' in repr(v):\n                found = repr(v)\n"
+    "        except Exception:\n            pass\n"
+    "    return 'wrong' if found is None else found\n")
+
+
+@pytest.fixture(scope="module")
+def sb(adversarial_sandbox):
+    return adversarial_sandbox
+
+
+@pytest.fixture(scope="module")
+def results(sb):
+    keys = [(name, fmt) for name in ATTACKS for fmt in LABELS]
+    jobs = [Job(ATTACKS[name], parse_label(LABELS[fmt])) for name, fmt in keys]
+    keys.append(("callback", "assert"))
+    jobs.append(Job(CALLBACK_ATTACK, parse_label(CALLBACK_LABEL)))
+    return dict(zip(keys, sb.run(jobs), strict=True))
+
+
+@pytest.mark.parametrize("fmt", list(LABELS))
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_attack_gets_no_credit(results, name, fmt):
+    r = results[(name, fmt)]
+    assert r.expected == len(r.outcomes) == 2
+    assert r.passed == 0, (name, fmt, [(o.status, o.detail[:200]) for o in r.outcomes])
+
+
+def test_callbacks_expose_nothing(results):
+    r = results[("callback", "assert")]
+    assert r.passed == 0, [(o.status, o.detail[:200]) for o in r.outcomes]
+
+
+def test_lies_are_unsupported_or_failed(results):
+    for fmt in LABELS:
+        statuses = {o.status for o in results[("always_equal_object", fmt)].outcomes}
+        assert statuses == {"unsupported"}, (fmt, statuses)
+        assert {o.status for o in results[("fraction_and_int_lies", fmt)].outcomes} == {"failed"}
+
+
+def test_the_honest_solution_still_passes(sb):
+    honest = f"import unittest\ndef setUpModule():\n    raise RuntimeError('never called')\ndef f(x):\n" \
+             f"    return {SECRET!r} if x == 2 else {SECRET!r} + '!'\n"
+    res = sb.run([Job(honest, parse_label(lab)) for lab in LABELS.values()])
+    assert [r.pass_rate for r in res] == [1.0, 1.0, 1.0], [[o.detail for o in r.outcomes] for r in res]
+
+
+def test_killing_the_helpers_costs_only_the_job(sb):
+    # Signals go only to processes whose command line is the sandbox worker's (bounded, never -1).
+    attack = ("import os, signal\ndef f(x):\n    hit = 0\n    for p in os.listdir('/proc')[:4096]:\n"
+              "        if not p.isdigit() or int(p) == os.getpid():\n            continue\n        try:\n"
+              "            if b'coderl sandbox' in open(f'/proc/{p}/cmdline', 'rb').read():\n"
+              "                for sig in (signal.SIGSTOP, signal.SIGKILL):\n                    os.kill(int(p), sig)\n"
+              "                hit += 1\n        except OSError:\n            pass\n        if hit >= 8:\n            break\n"
+              "    return 'wrong'\n")
+    res = sb.run([Job(attack, parse_label(lab)) for lab in LABELS.values()])
+    assert all(r.passed == 0 for r in res)
+    honest = f"def f(x):\n    return {SECRET!r} if x == 2 else {SECRET!r} + '!'\n"
+    after = sb.run([Job(honest + f"# {i}\n", parse_label(lab)) for i, lab in enumerate(LABELS.values())])
+    assert [r.pass_rate for r in after] == [1.0, 1.0, 1.0]
+    assert sb.info()["workers_alive"] == sb.config.workers
+
+
+def test_without_landlock_killing_the_helpers_still_costs_only_the_job():
+    # Kernels without Landlock's signal scoping: the candidate can signal its worker's helpers. It gains
+    # nothing, and the pool replaces what it killed.
+    cfg = SandboxConfig(isolation="bwrap", workers=1, test_timeout_s=1.0, job_timeout_s=8.0, landlock=False)
+    attack = ("import os, signal\ndef f(x):\n    hit = 0\n    for p in os.listdir('/proc')[:4096]:\n"
+              "        if not p.isdigit() or int(p) == os.getpid():\n            continue\n        try:\n"
+              "            if b'coderl sandbox' in open(f'/proc/{p}/cmdline', 'rb').read():\n"
+              "                os.kill(int(p), signal.SIGSTOP if hit % 2 else signal.SIGKILL)\n"
+              "                hit += 1\n        except OSError:\n            pass\n        if hit >= 8:\n            break\n"
+              "    return 'wrong'\n")
+    honest = f"def f(x):\n    return {SECRET!r} if x == 2 else {SECRET!r} + '!'\n"
+    with Sandbox(cfg) as s:
+        assert s.info()["landlock"] == []
+        for lab in LABELS.values():
+            assert s.run([Job(attack, parse_label(lab))])[0].passed == 0
+            assert s.run([Job(honest, parse_label(lab))])[0].pass_rate == 1.0
+        assert s.info()["workers_alive"] == 1
+
+
+def test_stopiteration_from_a_call_does_not_end_the_tests_loop(sb):
+    code = "def ok(x):\n    raise StopIteration\n"
+    label = parse_label({"format": "assert", "tests": ["assert all(map(ok, [1, 2]))", "assert list(map(ok, [1])) == []"]})
+    assert sb.run([Job(code, label)])[0].passed == 0
+
+
+def test_candidate_holds_only_its_stdio_and_the_channel(sb):
+    label = parse_label({"format": "assert", "tests": ["assert fds() == [0, 1, 2, 3]"]})
+    code = ("import os\ndef fds():\n    out = []\n    for fd in range(4096):\n        try:\n            os.fstat(fd)\n"
+            "            out.append(fd)\n        except OSError:\n            pass\n    return out\n")
+    r = sb.run([Job(code, label)])[0]
+    assert r.pass_rate == 1.0, r.outcomes[0].detail
+
+
+def test_nothing_of_a_job_survives_into_the_next(sb):
+    plant = ("import os\nfor d in ('.', '/tmp', '/dev/shm', '..'):\n    try:\n"
+             "        open(os.path.join(d, 'zq-planted'), 'w').write('x')\n    except OSError:\n        pass\n"
+             "def f():\n    return 1\n")
+    look = ("import os\ndef f():\n    hits = []\n    for root in ('/tmp', '/dev/shm', '..', '.'):\n"
+            "        for dirpath, _, files in os.walk(root):\n            hits += [dirpath for n in files if n == 'zq-planted']\n"
+            "    return hits\n")
+    label = parse_label({"format": "assert", "tests": ["assert f() == 1 or f() == []"]})
+    for i in range(4):  # both workers, twice
+        assert sb.run([Job(plant + f"# {i}\n", label)])[0].pass_rate == 1.0
+        r = sb.run([Job(look + f"# {i}\n", label)])[0]
+        assert r.pass_rate == 1.0, r.outcomes[0].detail
+
+
+def test_the_judge_imports_nothing_the_program_names(sb):
+    # Program names and values that stand for standard-library modules the judge has not loaded stay the
+    # program's (a proxy, a class rebuilt from its name and bases): the test sees them, the judge imports none.
+    code = ("import json.tool, zipfile\nthis = 0\ndef f():\n    return json.tool\n"
+            "def g():\n    raise zipfile.BadZipFile('x')\n")
+    probe = ("import sys\nm = f()\ntry:\n    g()\nexcept Exception as e:\n    caught = e\n"
+             "assert type(caught).__name__ == 'BadZipFile' and callable(m.main)\n"
+             "assert not {'json.tool', 'zipfile', 'this'} & set(sys.modules), sorted(sys.modules)[-20:]")
+    r = sb.run([Job(code, parse_label({"format": "assert", "tests": [probe]}))])[0]
+    assert r.pass_rate == 1.0, r.outcomes[0].detail
+
+
+# The program's context manager may clean up, never decide the fate of an exception raised in the test.
+CM_LABELS = {
+    "assert": {"format": "assert", "tests": [f"with ctx():\n    assert f(2) == {SECRET!r}",
+                                             f"import contextlib\nwith contextlib.ExitStack() as st:\n"
+                                             f"    st.enter_context(ctx())\n    assert f(3) == {SECRET!r} + '!'"]},
+    "unittest": {"format": "unittest", "tests": [
+        "import unittest\nclass T(unittest.TestCase):\n"
+        f"    def test_a(self):\n        with ctx():\n            self.assertEqual(f(2), {SECRET!r})\n"
+        f"    def test_b(self):\n        with self.assertRaises(ValueError):\n            with ctx():\n"
+        f"                self.assertEqual(f(3), {SECRET!r} + '!')\n"]},
+    "humaneval": {"format": "humaneval", "entry_point": "f", "tests": [
+        f"def check(candidate):\n    with ctx():\n        assert candidate(2) == {SECRET!r}\n"
+        f"    with ctx():\n        assert candidate(3) == {SECRET!r} + '!'\n"]},
+}
+_CM = "class C:\n    def __enter__(self):\n        return self\n    def __exit__(self, typ, value, tb):\n"
+CM_ATTACKS = {
+    "returns_true": _CM + "        return True\ndef ctx():\n    return C()\n",
+    "returns_truthy": _CM + "        return [typ]\ndef ctx():\n    return C()\n",
+    "raises_what_the_test_expects": _CM + "        if typ is not None:\n            raise ValueError('x')\n"
+                                          "def ctx():\n    return C()\n",
+    "contextmanager_swallows": ("import contextlib\n@contextlib.contextmanager\ndef ctx():\n    try:\n        yield\n"
+                                "    except BaseException:\n        pass\n"),
+}
+
+
+@pytest.mark.parametrize("fmt", list(CM_LABELS))
+def test_a_context_manager_of_the_program_never_swallows_the_tests_failure(sb, fmt):
+    wrong = "def f(x):\n    return 'wrong'\n"
+    names = list(CM_ATTACKS)
+    res = sb.run([Job(CM_ATTACKS[n] + wrong, parse_label(CM_LABELS[fmt])) for n in names])
+    for name, r in zip(names, res, strict=True):
+        assert r.passed == 0 and "unsupported" in {o.status for o in r.outcomes}, \
+            (name, [(o.status, o.detail[:200]) for o in r.outcomes])
+    # An honest one: it sees the exception's type (to roll back) and lets it through.
+    honest = (_CM + "        self.seen = typ\n        log.append(typ)\n        return False\nlog = []\n"
+              "def ctx():\n    return C()\ndef seen():\n    return log\n"
+              f"def f(x):\n    return {SECRET!r} if x == 2 else {SECRET!r} + '!'\n")
+    r = sb.run([Job(honest, parse_label(CM_LABELS[fmt]))])[0]
+    expect = ["passed", "passed"] if fmt != "unittest" else ["passed", "failed"]  # no ValueError was raised
+    assert [o.status for o in r.outcomes] == expect, [o.detail for o in r.outcomes]
+    rollback = parse_label({"format": "assert", "tests": [
+        "try:\n    with ctx():\n        raise KeyError('k')\nexcept KeyError:\n    pass\nassert seen() == [KeyError]"]})
+    assert sb.run([Job(honest, rollback)])[0].pass_rate == 1.0
+
+
+def test_a_callbacks_failed_assertion_is_never_the_programs_to_swallow(sb):
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nclass T(unittest.TestCase):\n"
+        f"    def test_a(self):\n        self.assertTrue(apply(lambda v: self.assertEqual(v, {SECRET!r})))\n"
+        f"    def test_b(self):\n        def check(v):\n            assert v == {SECRET!r}\n"
+        "        with self.assertRaises(ValueError):\n            apply(check)\n"]})
+    swallow = ("def apply(cb):\n    try:\n        cb('wrong')\n    except BaseException:\n        pass\n"
+               "    return True\n")
+    convert = ("def apply(cb):\n    try:\n        cb('wrong')\n    except AssertionError as e:\n"
+               "        raise ValueError(str(e))\n    return True\n")
+    learn = ("import re\ndef apply(cb):\n    try:\n        cb('wrong')\n    except AssertionError as e:\n"
+             "        found = re.findall(r\"zq-[\\w-]+\", str(e))\n        cb(found[0] if found else 'x')\n"
+             "    return True\n")
+    res = sb.run([Job(code, label) for code in (swallow, convert, learn)])
+    for r in res:
+        assert r.passed == 0, [(o.status, o.detail[:200]) for o in r.outcomes]
+    honest = f"def apply(cb):\n    cb({SECRET!r})\n    return True\n"
+    assert [o.status for o in sb.run([Job(honest, label)])[0].outcomes] == ["passed", "failed"]
+
+
+def test_an_object_of_the_program_has_only_its_own_special_methods(sb):
+    # A plain object is neither callable nor iterable nor a context manager, through the channel as in Python.
+    checks = ["assert callable(f(2))", "import collections.abc as c\nassert isinstance(f(2), c.Iterator)",
+              "assert hasattr(f(2), '__iter__') or hasattr(f(2), '__len__')",
+              "import contextlib\nassert isinstance(f(2), contextlib.AbstractContextManager)",
+              "assert len(f(2)) >= 0"]
+    label = parse_label({"format": "assert", "tests": checks})
+    r = sb.run([Job("class O:\n    pass\ndef f(x):\n    return O()\n", label)])[0]
+    assert r.passed == 0, [(o.status, o.detail[:200]) for o in r.outcomes]
+    full = ("class O:\n    def __call__(self):\n        return 1\n    def __iter__(self):\n        return self\n"
+            "    def __next__(self):\n        raise StopIteration\n    def __len__(self):\n        return 0\n"
+            "    def __enter__(self):\n        return self\n    def __exit__(self, *a):\n        return False\n"
+            "def f(x):\n    return O()\n")
+    assert sb.run([Job(full, label)])[0].pass_rate == 1.0
+
+
+def test_call_format_compares_ints_exactly_and_keys_without_collapsing(sb):
+    label = parse_label({"format": "call", "entry_point": "f", "tests": [
+        {"input": [1], "output": 1000000007}, {"input": [2], "output": {"1": 2}}, {"input": [3], "output": 5}]})
+    near = "def f(x):\n    return {1: 1000000008, 2: {1: 2, '1': 2}, 3: 10 ** 400}[x]\n"
+    r = sb.run([Job(near, label)])[0]
+    assert [o.status for o in r.outcomes] == ["failed", "error", "failed"], [o.detail for o in r.outcomes]
+    exact = "def f(x):\n    return {1: 1000000007, 2: {1: 2}, 3: 5}[x]\n"
+    assert sb.run([Job(exact, label)])[0].pass_rate == 1.0
+
+
+@pytest.fixture(scope="module")
+def one_worker_no_scoping():
+    """One worker (so jobs meet the same judge), without Landlock: most kernels cannot scope signals."""
+    cfg = SandboxConfig(isolation="bwrap", workers=1, test_timeout_s=2.0, job_timeout_s=8.0, landlock=False)
+    with Sandbox(cfg) as s:
+        yield s
+
+
+def test_a_job_cannot_change_the_inputs_of_a_later_job(one_worker_no_scoping):
+    # Call-format inputs are cached with the label in the judge: a correct program that leaves its answer in
+    # the argument list must not make a later wrong program (`return nums[0]`) pass.
+    label = parse_label({"format": "call", "entry_point": "f", "tests": [
+        {"input": [[1, 2, 3]], "output": 6}, {"input": [[4, 5]], "output": 9}]})
+    plant = "def f(nums):\n    s = sum(nums)\n    nums[:] = [s]\n    return s\n"
+    assert one_worker_no_scoping.run([Job(plant, label)])[0].pass_rate == 1.0
+    r = one_worker_no_scoping.run([Job("def f(nums):\n    return nums[0]\n", label)])[0]
+    assert r.passed == 0, [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_an_interrupt_sent_to_the_judge_passes_nothing(one_worker_no_scoping):
+    # Without signal scoping a candidate may signal its judge (same uid). SIGINT, the signal Python raises as
+    # KeyboardInterrupt, once ended a unittest test before any outcome, and the test was reported passed.
+    attack = ("import os, signal, time\ndef _judge():\n    zygote = os.getppid()\n"
+              "    worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+              "    for p in os.listdir('/proc')[:4096]:\n        if p.isdigit() and int(p) not in (zygote, os.getpid()):\n"
+              "            try:\n                st = open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()\n"
+              "            except OSError:\n                continue\n            if int(st[1]) == worker:\n"
+              "                return int(p)\n"
+              "def f(x):\n    j = _judge()\n    if j:\n        for _ in range(3):\n            os.kill(j, signal.SIGINT)\n"
+              "            time.sleep(0.05)\n    return 'wrong'\n")
+    res = one_worker_no_scoping.run([Job(attack + f"# {fmt}\n", parse_label(lab)) for fmt, lab in LABELS.items()])
+    for r in res:
+        assert r.passed == 0, [(o.status, o.detail[:200]) for o in r.outcomes]
+    honest = f"def f(x):\n    return {SECRET!r} if x == 2 else {SECRET!r} + '!'\n"
+    assert [r.pass_rate for r in one_worker_no_scoping.run([Job(honest, parse_label(lab)) for lab in LABELS.values()])] \
+        == [1.0, 1.0, 1.0]
+
+
+def test_a_test_that_did_not_verify_anything_is_never_a_pass(sb):
+    # A unittest test passes only when unittest reports its success: a skip the program steers (a skipIf
+    # condition on its names, a skipTest on its answer) and an expected failure it makes fail are unsupported.
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nclass T(unittest.TestCase):\n"
+        f"    @unittest.skipIf(f(0) is None, 'no answer')\n    def test_a(self):\n        self.assertEqual(f(2), {SECRET!r})\n"
+        f"    def test_b(self):\n        if f(3) is None:\n            self.skipTest('no answer')\n"
+        f"        self.assertEqual(f(3), {SECRET!r} + '!')\n"
+        "    @unittest.expectedFailure\n    def test_c(self):\n        self.assertEqual(f(1), 'not what f(1) returns')\n"]})
+    r = sb.run([Job("def f(x):\n    return None\n", label)])[0]
+    assert [o.status for o in r.outcomes] == ["unsupported"] * 3, [o.detail for o in r.outcomes]
+
+
+def test_a_job_cannot_stop_the_helpers_for_the_next_job(one_worker_no_scoping):
+    # Without signal scoping a candidate may SIGSTOP its zygote or judge during its last test: the next job on
+    # the worker (a sibling in the same GRPO group, whose lower reward would raise this one's advantage)
+    # must not be the one that pays.
+    stopper = ("import os, signal\ndef f(x):\n    zygote = os.getppid()\n"
+               "    worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+               "    for p in os.listdir('/proc')[:4096]:\n        if p.isdigit() and x == 3 and int(p) != os.getpid():\n"
+               "            try:\n                ppid = int(open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+               "            except OSError:\n                continue\n            if int(p) == zygote or ppid == worker:\n"
+               "                os.kill(int(p), signal.SIGSTOP)\n    return x * x\n")
+    label = parse_label({"format": "assert", "tests": ["assert f(2) == 4", "assert f(3) == 9"]})
+    one_worker_no_scoping.run([Job(stopper, label)])
+    r = one_worker_no_scoping.run([Job("def f(x):\n    return x * x\n", label)])[0]
+    assert r.pass_rate == 1.0, [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_every_statement_of_a_humaneval_check_runs(sb):
+    # Statements after check()'s last assert (a raise, a helper that asserts) end the last case: once they
+    # were never run, and a program wrong on them passed.
+    label = parse_label({"format": "humaneval", "entry_point": "f", "tests": [
+        "def _helper(c):\n    assert c(3) == 9\n\ndef check(candidate):\n    assert candidate(1) == 1\n"
+        "    if candidate(2) != 4:\n        raise AssertionError('f(2)')\n    _helper(candidate)\n"]})
+    res = sb.run([Job(code, label) for code in ("def f(x):\n    return 1 if x == 1 else 4 if x == 2 else 0\n",
+                                                "def f(x):\n    return 1 if x == 1 else 0\n",
+                                                "def f(x):\n    return x * x\n")])
+    assert [r.pass_rate for r in res] == [0.0, 0.0, 1.0], [[o.detail for o in r.outcomes] for r in res]
+
+
+def test_unittest_tests_a_class_inherits_run_too(sb):
+    # A test class's test methods from a mixin of its module run as in unittest (once left out of the plan,
+    # a program wrong on them passed the class's own trivial test).
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nclass Checks:\n    def test_real(self):\n        self.assertEqual(f(3), 9)\n"
+        "class T(Checks, unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(1), 1)\n"]})
+    wrong, right = sb.run([Job("def f(x):\n    return 1\n", label), Job("def f(x):\n    return x * x\n", label)])
+    assert [o.status for o in wrong.outcomes] == ["passed", "failed"] and right.pass_rate == 1.0

@@ -1,0 +1,438 @@
+"""rewards/sandbox.py: the five test formats, per-test credit, ordering, dedup, asyncio, pool recovery,
+environment scrubbing and the rlimits fallback. Real bubblewrap sandboxes, no mocks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import psutil
+import pytest
+
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.labels import parse_label
+from coderl.rewards.sandbox import STATUSES, Job, Sandbox, SandboxError, count_tests, isolation_info
+
+pytestmark = pytest.mark.timeout(120)
+
+FAST = dict(workers=2, test_timeout_s=2.0, job_timeout_s=10.0)
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with Sandbox(SandboxConfig(isolation="bwrap", **FAST)) as s:
+        yield s
+
+
+UNITTEST_TESTS = [
+    "import unittest\n\nclass TestAdd(unittest.TestCase):\n"
+    "    def test_small(self):\n        self.assertEqual(add(1, 2), 3)\n"
+    "    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n"
+    "if __name__ == '__main__':\n    unittest.main()\n",
+    "import unittest\nfrom solution import mul\n\nclass TestMul(unittest.TestCase):\n"
+    "    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n",
+]
+LABELS = {
+    "unittest": {"format": "unittest", "tests": UNITTEST_TESTS, "time_limit_s": 0.5},
+    "assert": {"format": "assert", "tests": ["assert add(1, 2) == 3", "assert add(0, 0) == 0",
+                                             "assert mul(2, 3) == 6"], "time_limit_s": 0.5},
+    "humaneval": {"format": "humaneval", "entry_point": "add", "time_limit_s": 0.5, "tests": [
+        "def check(candidate):\n    assert candidate(1, 2) == 3\n    x = 0\n    assert candidate(x, x) == 0\n"
+        "    for a in range(3):\n        assert candidate(a, a) == 2 * a\n"]},
+    "stdio": {"format": "stdio", "time_limit_s": 0.5, "tests": [
+        {"input": "1 2\n", "output": "3\n"}, {"input": "0 0\n", "output": "0"}, {"input": "2 3\n", "output": "5 \n\n"}]},
+    "call": {"format": "call", "entry_point": "add", "time_limit_s": 0.5, "tests": [
+        {"input": [1, 2], "output": 3}, {"input": [0, 0], "output": 0}, {"input": [[1], [2]], "output": [1, 2]}]},
+}
+FN = "def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b\n"
+PROGRAMS = {
+    "passing": FN,
+    "failing": "def add(a, b):\n    return 7\n\ndef mul(a, b):\n    return 7\n",
+    # add is right for equal arguments only (a + a): partial credit in every format.
+    "partial": "def add(a, b):\n    return a + a\n\ndef mul(a, b):\n    return a * b\n",
+    "syntax": "def add(a, b)\n    return a + b\n",
+    "runtime": "def add(a, b):\n    raise ValueError('boom')\n\ndef mul(a, b):\n    raise ValueError('boom')\n",
+    "timeout": "def add(a, b):\n    while True:\n        pass\n\ndef mul(a, b):\n    while True:\n        pass\n",
+}
+STDIO = {
+    "passing": "a, b = map(int, input().split())\nprint(a + b)\n",
+    "failing": "print(7)\n",
+    "partial": "a, b = map(int, input().split())\nprint(a + a)\n",
+    "syntax": "print(\n",
+    "runtime": "raise ValueError('boom')\n",
+    "timeout": "while True:\n    pass\n",
+}
+EXPECTED = {  # variant -> (statuses allowed for every test, must some test pass, must some test fail)
+    "passing": ({"passed"}, True, False),
+    "failing": ({"failed"}, False, True),
+    "partial": ({"passed", "failed"}, True, True),
+    "syntax": ({"syntax"}, False, True),
+    "runtime": ({"error"}, False, True),
+    "timeout": ({"timeout"}, False, True),
+}
+
+
+@pytest.fixture(scope="module")
+def format_results(sb):
+    keys, jobs = [], []
+    for fmt, label in LABELS.items():
+        for variant in EXPECTED:
+            code = (STDIO if fmt == "stdio" else PROGRAMS)[variant]
+            keys.append((fmt, variant))
+            jobs.append(Job(code, parse_label(label)))
+    return dict(zip(keys, sb.run(jobs), strict=False))
+
+
+@pytest.mark.parametrize("variant", list(EXPECTED))
+@pytest.mark.parametrize("fmt", list(LABELS))
+def test_formats(format_results, fmt, variant):
+    r = format_results[(fmt, variant)]
+    allowed, some_pass, some_fail = EXPECTED[variant]
+    assert r.expected == count_tests(parse_label(LABELS[fmt])) == len(r.outcomes) == 3
+    statuses = [o.status for o in r.outcomes]
+    assert set(statuses) <= allowed, (statuses, [o.detail for o in r.outcomes])
+    assert ("passed" in statuses) == some_pass
+    assert (r.passed < r.expected) == some_fail
+    assert all(s in STATUSES for s in statuses)
+    if variant == "partial":
+        assert 0 < r.pass_rate < 1
+    if variant in ("runtime", "syntax"):
+        assert all(o.detail for o in r.outcomes)  # the traceback excerpt says why
+    if variant == "passing":
+        assert r.status == "passed" and r.pass_rate == 1.0
+
+
+def test_count_tests_is_static_and_per_case():
+    assert count_tests(parse_label(LABELS["unittest"])) == 3  # per test method, across modules
+    he = parse_label({"format": "humaneval", "entry_point": "f", "tests": [
+        "def check(candidate):\n    data = [1, 2]\n    def helper(x):\n        assert x\n"
+        "    assert candidate(1)\n    assert candidate(2)\n"]})
+    assert count_tests(he) == 2  # asserts inside a nested def are not cases
+    whole = parse_label({"format": "humaneval", "entry_point": "f", "tests": [
+        "def check(candidate):\n    if candidate(1) != 1:\n        return False\n    helper(candidate)\n"]})
+    assert count_tests(whole) == 1  # no assert to split on: the whole check is one case
+    broken = parse_label({"format": "unittest", "tests": ["class (:"]})
+    assert count_tests(broken) == 1
+
+
+def test_results_in_input_order_and_isolated(sb):
+    label = parse_label({"format": "assert", "tests": [f"assert f() == {i}" for i in range(6)]})
+    jobs = [Job(f"def f():\n    return {i}\n", label) for i in range(6)]
+    jobs.insert(3, Job("import os\nos._exit(0)\n", label))  # a bad job between good ones
+    res = sb.run(jobs)
+    expected_pass = [0, 1, 2, None, 3, 4, 5]
+    for r, i in zip(res, expected_pass, strict=False):
+        if i is None:
+            assert r.passed == 0 and {o.status for o in r.outcomes} == {"killed"}
+        else:
+            assert [o.status == "passed" for o in r.outcomes] == [k == i for k in range(6)]
+
+
+def test_dedup_runs_identical_jobs_once(sb):
+    label = parse_label(LABELS["assert"])
+    res = sb.run([Job(FN, label), Job(FN + "\n", label), Job(FN, label), Job(FN, label)])
+    assert [r.cached for r in res] == [False, False, True, True]
+    assert all(r.pass_rate == 1.0 for r in res)
+    res[2].outcomes[0].status = "mutated"
+    assert res[3].outcomes[0].status == "passed"  # copies, not shared objects
+
+
+def test_stdio_compares_every_line(sb):
+    label = parse_label({"format": "stdio", "tests": [{"input": "", "output": "1\n2\n3\n"}]})
+    programs = {
+        "print('1\\n2\\n3')": "passed",
+        "print('1  \\r\\n2\\n3\\n\\n\\n')": "passed",  # trailing spaces, \r\n, trailing blank lines
+        "print('1\\n2')": "failed",  # a missing line
+        "print('1\\n2\\n3\\n4')": "failed",  # an extra line
+        "print(' 1\\n\\n2  \\n 3.0000001')": "passed",  # APPS: lines stripped, blank ones dropped, numbers close
+        "print('1 2 3')": "failed",  # the same tokens on other lines
+        "print('1\\n3\\n2')": "failed",  # in another order
+        "print('1\\n2\\n3.001')": "failed",  # beyond 1e-6
+        "import sys\nsys.stdout.write('1\\n2\\n3')\nsys.exit(0)": "passed",
+        "print(1)\nprint(2)\nprint(3)\nexit()\nprint(4)": "passed",
+        "print('1\\n2\\n3')\nraise SystemExit(3)": "error",
+        "print('1\\n2\\n3' + 'x' * 200000)": "failed",  # capped output never passes
+    }
+    res = sb.run([Job(code, label) for code in programs])
+    assert [r.outcomes[0].status for r in res] == list(programs.values()), [r.outcomes[0].detail for r in res]
+
+
+def test_stdio_reads_stdin_and_gets_eof(sb):
+    label = parse_label({"format": "stdio", "tests": [{"input": "3\n1\n2\n3\n", "output": "6\n"}]})
+    code = "import sys\nn = int(input())\nprint(sum(int(x) for x in sys.stdin.read().split()))\n"
+    assert sb.run([Job(code, label)])[0].pass_rate == 1.0
+    hang = "import sys\nprint(6)\nsys.stdin.read()\nsys.stdin.read()\n"  # EOF, not a hang
+    assert sb.run([Job(hang, label)])[0].outcomes[0].status == "passed"
+
+
+def test_call_format_semantics(sb):
+    label = parse_label({"format": "call", "entry_point": "twoSum", "tests": [
+        {"input": [[2, 7, 11, 15], 9], "output": [0, 1]}, {"input": [[3, 3], 6], "output": [0, 1]}]})
+    leet = "class Solution:\n    def twoSum(self, nums, target):\n        return (0, 1)\n"
+    assert sb.run([Job(leet, label)])[0].pass_rate == 1.0  # Solution class, tuple == list
+    cheat = ("class Eq(list):\n    def __eq__(self, other):\n        return True\n"
+             "def twoSum(nums, target):\n    return Eq()\n")
+    r = sb.run([Job(cheat, label)])[0]
+    assert r.passed == 0  # an always-equal object is not a comparable return value
+    fl = parse_label({"format": "call", "entry_point": "f", "tests": [{"input": [], "output": 0.3},
+                                                                       {"input": [], "output": True}]})
+    assert [o.status for o in sb.run([Job("def f():\n    return 0.1 + 0.2\n", fl)])[0].outcomes] == \
+        ["passed", "failed"]  # floats within 1e-6; True is not 0.3...
+
+
+def test_humaneval_partial_credit_and_setup_between_asserts(sb):
+    label = parse_label(LABELS["humaneval"])
+    code = "def add(a, b):\n    return a + b if a < 2 else 0\n"
+    r = sb.run([Job(code, label)])[0]
+    assert [o.status for o in r.outcomes] == ["passed", "passed", "failed"]
+
+
+def test_unittest_setup_class_and_missing_entry(sb):
+    mod = ("import unittest\nclass T(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n"
+           "        cls.base = add(1, 1)\n    def setUp(self):\n        self.x = 1\n"
+           "    def test_a(self):\n        self.assertEqual(self.base + self.x, 3)\n"
+           "    def test_b(self):\n        with self.assertRaises(ZeroDivisionError):\n            add(1, 0) / 0\n")
+    label = parse_label({"format": "unittest", "tests": [mod]})
+    assert sb.run([Job(FN, label)])[0].pass_rate == 1.0
+    r = sb.run([Job("x = 1\n", label)])[0]
+    assert [o.status for o in r.outcomes] == ["error", "error"]
+
+
+def test_timeout_is_enforced_from_outside(sb):
+    # The program swallows every exception, including any in-process alarm.
+    code = ("def f():\n    while True:\n        try:\n            while True:\n                pass\n"
+            "        except BaseException:\n            pass\n")
+    label = parse_label({"format": "assert", "time_limit_s": 0.5, "tests": ["assert f()", "assert 1"]})
+    t0 = time.monotonic()
+    r = sb.run([Job(code, label)])[0]
+    assert [o.status for o in r.outcomes] == ["timeout", "passed"]  # a fresh child runs the next test
+    assert time.monotonic() - t0 < 5
+
+
+SPIN = FN + "def spin(*a):\n    while True:\n        pass\n"
+
+
+@pytest.mark.parametrize("tests, statuses", [
+    # The judge holds its records back for a moment and sends them together (inside/worker.py, _HOLD_S):
+    # after a kill it must still credit what was decided and charge the timeout to the test that hung.
+    (["assert add(1, 2) == 3", "assert mul(2, 3) == 6", "assert spin()", "assert add(2, 2) == 4"],
+     ["passed", "passed", "timeout", "passed"]),
+    # A test that loops in the judge itself: the judge cannot answer, so the worker must find the test again.
+    (["assert add(1, 2) == 3", "while True:\n    pass", "assert add(2, 2) == 4"], ["passed", "timeout", "passed"]),
+])
+def test_a_hang_costs_only_its_own_test(sb, tests, statuses):
+    label = parse_label({"format": "assert", "time_limit_s": 0.5, "tests": tests})
+    assert [o.status for o in sb.run([Job(SPIN, label)])[0].outcomes] == statuses
+
+
+def test_a_fixture_that_hangs_costs_the_tests_it_sets_up(sb):
+    mod = ("import unittest\nclass A(unittest.TestCase):\n    def test_ok(self):\n        self.assertEqual(add(1, 2), 3)\n"
+           "class B(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n        spin()\n"
+           "    def test_x(self):\n        pass\n    def test_y(self):\n        pass\n"
+           "class C(unittest.TestCase):\n    def test_z(self):\n        self.assertEqual(mul(2, 3), 6)\n")
+    label = parse_label({"format": "unittest", "time_limit_s": 0.5, "tests": [mod]})
+    assert [o.status for o in sb.run([Job(SPIN, label)])[0].outcomes] == ["passed", "timeout", "timeout", "passed"]
+
+
+def test_each_worker_keeps_to_a_cpu_of_its_own():
+    # pin_workers: a worker, its judge and its programs stay on one CPU, each worker on another.
+    cpus = sorted(os.sched_getaffinity(0))
+    label = parse_label({"format": "assert", "tests": ["assert False, CPUS"]})
+    jobs = [Job(f"import os\nCPUS = sorted(os.sched_getaffinity(0))  # {i}\n", label) for i in range(8)]
+    seen = {}
+    for pin in (True, False):
+        with Sandbox(SandboxConfig(isolation="bwrap", pin_workers=pin, **FAST)) as s:
+            seen[pin] = {r.outcomes[0].detail.rsplit("AssertionError: ", 1)[-1] for r in s.run(jobs)}
+    assert seen[False] == {str(cpus)}
+    assert seen[True] == ({str([c]) for c in cpus[:2]} if len(cpus) >= 2 else {str(cpus)})
+
+
+def test_the_zygotes_rehearsal_takes_the_paths_of_a_real_job():
+    # The zygote runs a stand-in job before its first fork so that candidates inherit warm code; one that
+    # errs (the candidate's protocol changed under it) would warm the wrong paths and save nothing.
+    code = ("import json, os, socket\na, b = socket.socketpair()\nos.dup2(a.fileno(), 3)\n"
+            "from coderl.rewards.sandbox.inside import zygote\nprint(json.dumps([r[0] for r in zygote._rehearse()]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert json.loads(out.stdout) == ["ok", "ok", "ok", "raise", "ok", "ok", "ok", "raise"], out.stderr
+
+
+def test_memory_limit(sb):
+    label = parse_label({"format": "assert", "tests": ["assert len(f()) > 0", "assert 1"]})
+    r = sb.run([Job("def f():\n    return bytearray(8 * 1024 ** 3)\n", label)])[0]
+    assert [o.status for o in r.outcomes] == ["memory", "passed"]
+
+
+def test_environment_is_scrubbed(sb, monkeypatch):
+    monkeypatch.setenv("WANDB_API_KEY", "sekrit-wandb-123")
+    monkeypatch.setenv("HF_TOKEN", "sekrit-hf-456")
+    code = f"""
+import os
+def leak():
+    found = [repr(dict(os.environ))]
+    for pid in ("self", "1", "{os.getpid()}", "{os.getppid()}"):
+        try:
+            found.append(open(f"/proc/{{pid}}/environ", "rb").read().decode("latin-1"))
+        except Exception as e:
+            found.append(type(e).__name__)
+    return "\\n".join(found)
+"""
+    label = parse_label({"format": "assert", "tests": ["assert 'sekrit' in leak()", "assert len(leak()) > 0",
+                                                       "assert 'WANDB' not in leak() and 'HF_TOKEN' not in leak()"]})
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=1)) as fresh:  # started after the secret was set
+        for s in (sb, fresh):
+            assert [o.status for o in s.run([Job(code, label)])[0].outcomes] == ["failed", "passed", "passed"]
+
+
+def test_arun_does_not_block_the_event_loop(sb):
+    label = parse_label({"format": "assert", "tests": ["assert f()"]})
+    jobs = [Job(f"import time\ndef f():\n    time.sleep(0.4)\n    return {i + 1}\n", label) for i in range(4)]
+
+    async def main():
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        t = asyncio.create_task(ticker())
+        res = await sb.arun(jobs)
+        t.cancel()
+        return res, ticks
+
+    res, ticks = asyncio.run(main())
+    assert all(r.pass_rate == 1.0 for r in res)
+    assert ticks >= 30  # ~0.8 s of jobs on 2 workers; the loop kept ticking meanwhile
+
+
+def test_thread_safe_concurrent_runs(sb):
+    label = parse_label({"format": "assert", "tests": ["assert f() == 1"]})
+    out: dict = {}
+
+    def worker(k):
+        out[k] = sb.run([Job(f"def f():\n    return {1 if k % 2 else 2}  # {k}\n", label) for _ in range(3)])
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(out) == list(range(6))
+    for k, res in out.items():
+        assert [r.pass_rate for r in res] == [1.0 if k % 2 else 0.0] * 3
+
+
+def _worker_pids() -> list[int]:
+    me = psutil.Process()
+    return [p.pid for p in me.children(recursive=True)  # the interpreters bwrap started (not job children)
+            if p.name().startswith("python") and p.parent() and p.parent().name() == "bwrap"]
+
+
+def test_dead_worker_is_replaced(sb):
+    label = parse_label({"format": "assert", "tests": ["assert f()"]})
+    slow = [Job(f"import time\ndef f():\n    time.sleep(1.5)\n    return {i}\n", label) for i in (1, 2)]
+    results: list = []
+    t = threading.Thread(target=lambda: results.extend(sb.run(slow)))
+    t.start()
+    time.sleep(0.6)
+    victims = _worker_pids()
+    assert len(victims) == 2
+    os.kill(victims[0], signal.SIGKILL)
+    t.join(60)
+    statuses = sorted(r.outcomes[0].status for r in results)
+    assert statuses == ["killed", "passed"]  # the job in flight on the dead worker; never an exception
+    assert sb.run([Job(FN, parse_label(LABELS["assert"]))])[0].pass_rate == 1.0
+    assert sb.info()["workers_alive"] == 2
+
+
+def test_info_and_isolation(sb):
+    info = sb.info()
+    assert info["mode"] == "bwrap" and info["warnings"] == [] and info["workers"] == 2
+    assert info["bwrap_version"].startswith("bubblewrap")
+    assert info["sandbox_uid"] != 0 or os.geteuid() != 0
+    assert isolation_info(SandboxConfig(isolation="rlimits"))["mode"] == "rlimits"
+
+
+def test_closed_pool_raises():
+    s = Sandbox(SandboxConfig(workers=1))
+    s.start()
+    s.close()
+    with pytest.raises(SandboxError, match="closed"):
+        s.run([Job(FN, parse_label(LABELS["assert"]))])
+
+
+def test_rlimits_fallback_mode(monkeypatch):
+    monkeypatch.setenv("WANDB_API_KEY", "sekrit-wandb-123")
+    code = FN + "import os\ndef env():\n    return repr(dict(os.environ))\n"
+    label = parse_label({"format": "assert", "time_limit_s": 0.5, "tests": [
+        "assert add(1, 2) == 3", "assert 'sekrit' not in env()", "assert mul(2, 2) == 5"]})
+    with Sandbox(SandboxConfig(isolation="rlimits", workers=1)) as s:
+        assert s.info()["mode"] == "rlimits" and s.info()["warnings"]  # loud: weaker isolation
+        r = s.run([Job(code, label), Job(PROGRAMS["timeout"], label), Job(STDIO["passing"], parse_label(LABELS["stdio"]))])
+    assert [o.status for o in r[0].outcomes] == ["passed", "passed", "failed"]
+    assert [o.status for o in r[1].outcomes] == ["timeout", "error", "timeout"]
+    assert r[2].pass_rate == 1.0
+
+
+# Values cross to the judge as plain data (docs/sandbox.md): what is equal in Python stays equal. Comparing
+# objects of the program's own classes is "unsupported" (tests/rewards/sandbox/test_channel.py).
+LEGIT_SOLUTION = (
+    "import collections, enum, fractions\n"
+    "class Point:\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n"
+    "    def __eq__(self, o):\n        return isinstance(o, Point) and (self.x, self.y) == (o.x, o.y)\n"
+    "    def __hash__(self):\n        return hash((self.x, self.y))\n"
+    "Pair = collections.namedtuple('Pair', 'a b')\nclass Color(enum.IntEnum):\n    RED = 1\n"
+    "def f(k):\n    return {'int': 2, 'nested': [1, [2.0, (3, {'a': [4]})]], 'set': {1, 2}, 'none': None,\n"
+    "            'nt': Pair(1, 2), 'point': Point(1, 2), 'points': [Point(1, 2)], 'counter': collections.Counter('aab'),\n"
+    "            'od': collections.OrderedDict(a=1), 'dd': collections.defaultdict(list, {'a': [1]}), 'float': 0.1 + 0.2,\n"
+    "            'perm': [3, 1, [2]], 'enum': Color.RED, 'frac': fractions.Fraction(1, 2), 'text': 'abc',\n"
+    "            'big': list(range(20000))}[k]\n")
+LEGIT_CHECKS = [  # (== / != / in expression, unittest assertion)
+    ("f('int') == 2.0", "self.assertEqual(f('int'), 2.0)"),
+    ("f('nested') == [1, [2, (3, {'a': [4]})]]", "self.assertEqual(f('nested'), [1, [2, (3, {'a': [4]})]])"),
+    ("f('set') == {2, 1} and f('set') != {1}", "self.assertSetEqual(f('set'), {1, 2})"),
+    ("f('none') == None", "self.assertEqual(f('none'), None)"),
+    ("f('nt') == (1, 2)", "self.assertTupleEqual(f('nt'), (1, 2))"),
+    ("f('counter') == {'a': 2, 'b': 1}", "self.assertDictEqual(f('counter'), {'a': 2, 'b': 1})"),
+    ("f('od') == {'a': 1} and f('dd') == {'a': [1]}", "self.assertEqual(f('dd'), {'a': [1]})"),
+    ("abs(f('float') - 0.3) < 1e-9 and f('float') != 0.3", "self.assertAlmostEqual(f('float'), 0.3)"),
+    ("sorted(f('perm')[:2]) == [1, 3] and [2] in f('perm')", "self.assertCountEqual(f('perm'), [[2], 1, 3])"),
+    ("f('enum') == 1 and f('frac') == 0.5", "self.assertEqual(f('enum'), 1)"),
+    ("'b' in f('text') and 'z' not in f('text') and 1 < 2 == 2.0", "self.assertNotIn('z', f('text'))"),
+    ("f('big') == list(range(20000))", "self.assertEqual(f('big'), list(range(20000)))"),
+]
+
+
+def test_plain_data_keeps_legitimate_tests_passing(sb):
+    ut = "import unittest\nclass T(unittest.TestCase):\n" + "".join(
+        f"    def test_{i}(self):\n        {a}\n" for i, (_, a) in enumerate(LEGIT_CHECKS))
+    he = "def check(candidate):\n" + "".join(f"    assert {e}\n" for e, _ in LEGIT_CHECKS)
+    labels = [{"format": "assert", "tests": [f"assert {e}" for e, _ in LEGIT_CHECKS]},
+              {"format": "unittest", "tests": [ut]}, {"format": "humaneval", "entry_point": "f", "tests": [he]}]
+    results = sb.run([Job(LEGIT_SOLUTION, parse_label(lab)) for lab in labels])
+    for lab, r in zip(labels, results, strict=True):
+        assert r.expected == len(LEGIT_CHECKS), lab["format"]
+        assert r.pass_rate == 1.0, (lab["format"], [(i, o.detail) for i, o in enumerate(r.outcomes) if o.status != "passed"])
+
+
+def test_cancelled_arun_leaves_the_pool_working(sb):
+    label = parse_label(LABELS["assert"])
+    slow = [Job("import time\ntime.sleep(0.4)\n" + FN + f"# {i}\n", label) for i in range(5)]
+
+    async def cancel_mid_flight():
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(sb.arun(slow), 0.1)  # two jobs running, three queued: all cancelled
+
+    asyncio.run(cancel_mid_flight())
+    time.sleep(1.0)  # the running ones finish and complete their (cancelled) futures
+    assert sb.info()["workers_alive"] == sb.config.workers
+    res = sb.run([Job(FN + f"# after {i}\n", label) for i in range(4)])
+    assert [r.pass_rate for r in res] == [1.0] * 4
+    assert sb.info()["workers_alive"] == sb.config.workers

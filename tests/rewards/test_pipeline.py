@@ -1,0 +1,47 @@
+"""rewards.pipeline: score() and ascore() are the one scoring call; both give the same rewards for a batch."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from coderl.rewards.config import RewardConfig, SandboxConfig
+from coderl.rewards.executors import LocalExecutor
+from coderl.rewards.pipeline import Scorer, ascore, score
+from coderl.rewards.sandbox import Sandbox
+from tests.support import PARTIAL_RATE, PROBLEMS, graded_batch
+
+pytestmark = pytest.mark.timeout(300)
+CFG = SandboxConfig(workers=2)
+
+
+def test_score_and_ascore_agree_and_grade_partial_credit():
+    texts, labels = graded_batch()
+    scorer = Scorer(RewardConfig())
+    with Sandbox(CFG) as sb:
+        sync = score(scorer, sb, texts, None, labels)
+    ex = LocalExecutor(CFG)
+    ex.start()
+    try:
+        items = asyncio.run(ascore(scorer, ex, texts, None, labels, deadline_s=120))
+    finally:
+        ex.close()
+    assert [b.reward for b in items] == [b.reward for b in sync]
+    for k, fmt in enumerate(PROBLEMS):
+        full, partial, unformatted, none = items[4 * k: 4 * k + 4]
+        assert full.score == 1.0 and partial.score == pytest.approx(PARTIAL_RATE[fmt]), fmt
+        assert unformatted.score == 1.0 and unformatted.reward < full.reward  # the format component
+        assert none.status == "no_code" and none.reward == 0.0
+
+
+def test_ascore_past_its_deadline_scores_missed_jobs_as_failed():
+    texts, labels = graded_batch()
+    ex = LocalExecutor(CFG)
+    ex.start()
+    try:
+        items = asyncio.run(ascore(Scorer(RewardConfig()), ex, texts, None, labels, deadline_s=0.0))
+    finally:
+        ex.close()
+    ran = [b for b in items if b.status != "no_code"]
+    assert ran and all(b.status == "deadline" and b.score == 0.0 for b in ran)

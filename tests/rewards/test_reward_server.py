@@ -1,0 +1,401 @@
+"""rewards/reward_server.py end to end: the real server over HTTP on loopback, real sandboxed execution.
+
+Queries are what OpenRLHF sends: tokenizer.batch_decode(..., skip_special_tokens=False) of a left-padded
+Qwen2.5 chat-templated prompt + response + <|im_end|> + right pads (see tests/support.py).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import zipfile
+
+import httpx
+import pytest
+
+from tests.support import (
+    PARTIAL_RATE,
+    PROBLEMS,
+    REPO_ROOT,
+    SYSTEM_BLOCK,
+    SYSTEM_THINK,
+    ServerProc,
+    block,
+    chatml,
+    chatml_prompt,
+    filler_rows,
+    label_json,
+    llama3,
+    raw,
+    rows,
+    run_server_expecting_exit,
+    think,
+    write_jsonl,
+)
+
+pytestmark = pytest.mark.timeout(300)
+TOKEN = "s3cret-token"
+CLEAN_EXIT = (0, -15)  # uvicorn shuts down cleanly on SIGTERM, then re-raises it (exit by signal 15)
+WRONG = {"unittest": "def add(a, b):\n    raise ValueError('no')", "assert": "def mul(a, b):\n    return None",
+         "humaneval": "def inc(x):\n    return x", "stdio": "print(0)", "call": "def rev(s):\n    return 0"}
+
+
+def block_rows() -> list[dict]:
+    """The same problems asking for a plain ```python block (answer_format code_block)."""
+    return [{"input": [{"role": "system", "content": SYSTEM_BLOCK},
+                       {"role": "user", "content": "[block] " + PROBLEMS[f][0]}],
+             "label": label_json(f, "code_block")} for f in PROBLEMS]
+
+
+@pytest.fixture(scope="module")
+def data_path(tmp_path_factory):
+    return write_jsonl(tmp_path_factory.mktemp("server") / "train.jsonl", rows() + block_rows() + filler_rows(200))
+
+
+@pytest.fixture(scope="module")
+def server(data_path):
+    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "2", "--test_timeout_s", "2",
+                    "--max_body_mb", "16", "--max_query_chars", "1000000", "--log_every_n_batches", "1"],
+                   env={"CODERL_AUTH_TOKEN": TOKEN})
+    yield s
+    assert s.stop() in CLEAN_EXIT, s.output()
+
+
+def post(server, body, token=TOKEN, timeout=120, **kw) -> httpx.Response:
+    params = {"token": token} if token else None
+    kwargs = {"json": body} if not isinstance(body, (bytes, str)) else {"content": body}
+    return httpx.post(f"{server.url}/get_reward", params=params, timeout=timeout, **kwargs, **kw)
+
+
+def q(fmt: str, kind: str = "good", template: str = "chatml", answer: str = "think", pads: int = 3) -> str:
+    user, _, good, partial = PROBLEMS[fmt]
+    code = {"good": good, "partial": partial, "wrong": WRONG[fmt]}[kind]
+    response = think(code) if answer == "think" else block(code)
+    if template == "chatml":
+        return chatml(SYSTEM_THINK, user, response, left_pads=pads)
+    if template == "llama3":
+        return llama3(SYSTEM_THINK, user, response)
+    return raw(user, response)
+
+
+# --------------------------------------------------------------------------------- protocol
+
+
+def test_health_reports_dataset_fingerprint_isolation_and_workers(server, data_path):
+    h = httpx.get(f"{server.url}/health", timeout=10).json()  # open without a token: the launch preflight
+    assert h["ready"] is True and h["executor"] == "local" and h["workers"] == 2
+    assert h["dataset"] == {"path": str(data_path), "rows": 210,
+                            "sha256": hashlib.sha256(data_path.read_bytes()).hexdigest()}
+    assert isinstance(h["isolation"], dict) and h["isolation"]
+    assert isinstance(h["version"], str) and h["version"]
+
+
+def test_query_only_protocol_every_label_format(server):
+    """Pinned OpenRLHF 0.5.7: only "query"; correct, partial and wrong answers for each label format."""
+    fmts = list(PROBLEMS)
+    queries = [q(f, kind) for f in fmts for kind in ("good", "partial", "wrong")]
+    r = post(server, {"query": queries})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert set(out) == {"rewards", "scores", "extra_logs"}
+    assert len(out["rewards"]) == len(out["scores"]) == len(queries)
+    for i, f in enumerate(fmts):
+        good, partial, wrong = (out["scores"][3 * i + k] for k in range(3))
+        rg, rp, rw = (out["rewards"][3 * i + k] for k in range(3))
+        assert good == 1.0 and rg == pytest.approx(1.0), (f, out)
+        assert partial == pytest.approx(PARTIAL_RATE[f]), (f, out)
+        assert wrong == 0.0, (f, out)
+        assert rg > rp > rw > 0.0, f  # wrong code still earns the small format/syntax/length share
+        assert rp < rg - 0.2  # partial pass is never rounded up to full credit
+    for values in out["extra_logs"].values():
+        assert isinstance(values, list) and len(values) == len(queries)
+    assert out["extra_logs"]["reward/correctness"] == out["scores"]
+
+
+def test_llama3_raw_prompt_and_pad_variants(server):
+    queries = [q("assert", template="llama3"), q("call", template="raw"), q("stdio", pads=0), q("unittest", pads=40)]
+    out = post(server, {"query": queries}).json()
+    assert out["scores"] == [1.0, 1.0, 1.0, 1.0]
+
+
+def test_labels_protocol_uses_labels_without_lookup(server):
+    """Later OpenRLHF: query + prompts + labels. Prompts not in the dataset still score via their labels."""
+    prompt = chatml_prompt(SYSTEM_THINK, "A prompt the server has never seen; the label carries the tests.")
+    queries, prompts, labels = [], [], []
+    for f in PROBLEMS:
+        queries.append("<|endoftext|>" * 2 + prompt + think(PROBLEMS[f][2]) + "<|im_end|><|endoftext|>")
+        prompts.append(prompt)
+        labels.append(label_json(f))
+    # a None label falls back to the dataset lookup
+    queries.append(q("assert"))
+    prompts.append(chatml_prompt(SYSTEM_THINK, PROBLEMS["assert"][0]))
+    labels.append(None)
+    out = post(server, {"query": queries, "prompts": prompts, "labels": labels}).json()
+    assert out["scores"] == [1.0] * len(queries)
+    assert out["extra_logs"]["reward/unmatched"] == [0.0] * len(queries)
+
+
+def test_format_check_follows_each_rows_answer_format(server):
+    think_row_block_answer = q("assert", answer="block")
+    block_user = "[block] " + PROBLEMS["assert"][0]
+    block_row_block_answer = chatml(SYSTEM_BLOCK, block_user, block(PROBLEMS["assert"][2]))
+    block_row_think_answer = chatml(SYSTEM_BLOCK, block_user, think(PROBLEMS["assert"][2]))
+    out = post(server, {"query": [q("assert"), think_row_block_answer, block_row_block_answer,
+                                  block_row_think_answer]}).json()
+    assert out["extra_logs"]["reward/format"] == [1.0, 0.0, 1.0, 1.0]
+    assert out["scores"] == [1.0, 1.0, 1.0, 1.0]
+    assert out["rewards"][1] < out["rewards"][0]
+
+
+def test_missing_or_broken_code_is_a_format_failure_not_an_error(server):
+    user = PROBLEMS["assert"][0]
+    queries = [chatml(SYSTEM_THINK, user, "I don't know."), chatml(SYSTEM_THINK, user, think("def mul(a, b:")),
+               chatml(SYSTEM_THINK, user, ""), chatml(SYSTEM_THINK, user, "<think>" * 1000),
+               chatml(SYSTEM_THINK, user, think("def mul(a, b):\n    return '\ud800'"))]  # lone surrogate
+    out = post(server, json.dumps({"query": queries}).encode()).json()  # ASCII-escaped, as requests sends it
+    assert out["scores"] == [0.0] * 5
+    assert out["rewards"][0] == 0.0 and out["extra_logs"]["reward/syntax"] == [0.0] * 5  # not encodable: not run
+
+
+def test_unmatched_prompts_get_the_configured_reward_and_are_counted(server):
+    unknown = chatml(SYSTEM_THINK, "A problem about zebras that is not in the dataset.", think("x = 1"))
+    out = post(server, {"query": [unknown, unknown, q("call")]}).json()
+    assert out["rewards"][:2] == [0.0, 0.0] and out["scores"][2] == 1.0
+    assert out["extra_logs"]["reward/unmatched"] == [1.0, 1.0, 0.0]
+    time.sleep(0.2)
+    log = server.output()
+    assert log.count("zebras") == 1, log[-3000:]  # logged once, with an excerpt
+    assert "batch " in log and "unmatched" in log  # the per-N-batches stats line
+
+
+def test_concurrent_batches(server):
+    batch = [q(f, kind) for f in PROBLEMS for kind in ("good", "wrong")] * 4
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda _: post(server, {"query": batch}).json(), range(4)))
+    expected = [1.0, 0.0] * len(PROBLEMS) * 4
+    for out in outs:
+        assert out["scores"] == expected
+
+
+def test_256_query_batch_with_mixed_timeouts(server):
+    """A full OpenRLHF-sized batch: distinct samples of every format, some looping forever."""
+    fmts, kinds = list(PROBLEMS), ("good", "partial", "wrong")
+    queries, expected = [], []
+    for i in range(256):
+        f, kind = fmts[i % 5], kinds[(i // 5) % 3]
+        user, _, good, partial = PROBLEMS[f]
+        code = {"good": good, "partial": partial, "wrong": WRONG[f]}[kind]
+        if i % 64 == 7:  # 4 of 256 never terminate
+            code, kind = "import sys\nwhile True:\n    pass", "loop"
+        queries.append(chatml(SYSTEM_THINK, user, think(f"{code}\n# sample {i}"), left_pads=i % 17))
+        expected.append({"good": 1.0, "partial": PARTIAL_RATE[f], "wrong": 0.0, "loop": 0.0}[kind])
+    t0 = time.monotonic()
+    out = post(server, {"query": queries})
+    elapsed = time.monotonic() - t0
+    assert out.status_code == 200, out.text
+    assert elapsed < 90, elapsed  # OpenRLHF gives up after 180 s
+    assert out.json()["scores"] == pytest.approx(expected)
+    timeouts = out.json()["extra_logs"]["reward/timeout"]
+    assert [i for i, t in enumerate(timeouts) if t] == [7, 71, 135, 199]
+
+
+# -------------------------------------------------------------------------------- bad input
+
+
+BAD_INPUTS = [
+    (b"{not json", 400, "not valid JSON"),
+    (b"\xff\xfe\x00", 400, "not valid JSON"),
+    (b"[1, 2]", 422, "JSON object"),
+    (b'{"prompts": ["p"]}', 422, "missing field 'query'"),
+    (b'{"query": "just a string"}', 422, "'query' must be a list"),
+    (b'{"query": ["a", 3]}', 422, "query[1] must be a string"),
+    (b'{"query": []}', 422, "'query' is empty"),
+    (b'{"query": ["a", "b"], "prompts": ["p"]}', 422, "'prompts' has 1 items but 'query' has 2"),
+    (b'{"query": ["a"], "labels": "x"}', 422, "'labels' must be a list"),
+    (b'{"query": ["a"], "labels": [7]}', 422, "labels[0] must be a string"),
+]
+
+
+@pytest.mark.parametrize("body, status, message", BAD_INPUTS)
+def test_bad_input_gets_a_clear_4xx(server, body, status, message):
+    r = post(server, body)
+    assert r.status_code == status, r.text
+    assert message in r.json()["detail"]
+
+
+def test_oversized_query_and_body_are_rejected_and_server_stays_up(server):
+    r = post(server, {"query": ["x" * (10 * 2**20)]})  # a 10 MB query (body under the 16 MB limit)
+    assert r.status_code == 413 and "query[0] has 10485760 characters" in r.json()["detail"]
+    r = post(server, {"query": ["x" * (9 * 2**20), "y" * (9 * 2**20)]})  # an 18 MB body
+    assert r.status_code == 413 and "--max_body_mb" in r.json()["detail"]
+    assert post(server, {"query": [q("call")]}).json()["scores"] == [1.0]
+
+
+def test_auth_token(server):
+    good = {"query": [q("call")]}
+    assert post(server, good, token=None).status_code == 401
+    assert post(server, good, token="wrong").status_code == 401
+    r = httpx.post(f"{server.url}/get_reward", json=good, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+    assert r.status_code == 200 and r.json()["scores"] == [1.0]
+    assert httpx.get(f"{server.url}/metrics", timeout=10).status_code == 401
+    assert post(server, good).status_code == 200  # ?token= as OpenRLHF's URL would carry it
+
+
+def test_metrics_and_docs(server):
+    post(server, {"query": [q("assert"), q("assert"), q("stdio", "wrong")]})
+    text = httpx.get(f"{server.url}/metrics", params={"token": TOKEN}, timeout=10).text
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            values[name] = float(value)
+    assert values['coderl_requests_total{code="200"}'] >= 5
+    assert values['coderl_requests_total{code="422"}'] >= 1
+    assert values["coderl_unmatched_prompts_total"] >= 2
+    assert values['coderl_executions_total{status="passed"}'] >= 5
+    assert values['coderl_executions_total{status="failed"}'] >= 1
+    assert values["coderl_cache_hits_total"] >= 1  # the repeated answers
+    assert values["coderl_batch_latency_seconds_count"] >= 5
+    assert "coderl_test_timeouts_total" in values and "coderl_reward_mean" in values
+    assert httpx.get(f"{server.url}/docs", timeout=10).status_code == 200
+    spec = httpx.get(f"{server.url}/openapi.json", timeout=10).json()
+    assert "query" in json.dumps(spec["paths"]["/get_reward"])
+
+
+# ------------------------------------------------------------------ real OpenRLHF client
+
+
+@pytest.fixture(scope="module")
+def openrlhf_path(openrlhf_wheel, tmp_path_factory):
+    d = tmp_path_factory.mktemp("openrlhf_wheel")
+    with zipfile.ZipFile(openrlhf_wheel) as z:
+        z.extractall(d)
+    purelib = next(d.glob("openrlhf-*.data/purelib"), None)
+    return purelib if purelib is not None and (purelib / "openrlhf").is_dir() else d
+
+
+def test_real_openrlhf_remote_rm_fn(server, openrlhf_path):
+    """openrlhf 0.5.7's own client (utils/remote_rm_utils.remote_rm_fn) against the server: the URL carries
+    the token, the body is {"query": [...]}, the answer is read from "rewards"."""
+    queries = [q("assert"), q("call", "wrong"), q("humaneval", "partial")]
+    script = ("import json, sys\nfrom openrlhf.utils.remote_rm_utils import remote_rm_fn\n"
+              "url, queries = sys.argv[1], json.loads(sys.stdin.read())\n"
+              "r = remote_rm_fn(url, queries=queries)\nprint(json.dumps([r.dtype.__repr__(), r.tolist()]))\n")
+    env = {**os.environ, "PYTHONPATH": str(openrlhf_path)}
+    proc = subprocess.run([sys.executable, "-c", script, f"{server.url}/get_reward?token={TOKEN}"],
+                          input=json.dumps(queries), capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    dtype, values = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert values[0] == pytest.approx(1.0) and values[1] < 0.25 and 0.25 < values[2] < 1.0
+
+
+def test_reward_func_python_file(tmp_path, data_path):
+    """rewards/reward_func.py loaded by path, as later OpenRLHF does with --remote_rm_url file.py."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("sandbox:\n  workers: 1\n")
+    script = ("import importlib.util, json, sys\n"
+              f"spec = importlib.util.spec_from_file_location('reward_func', {str(REPO_ROOT / 'rewards' / 'reward_func.py')!r})\n"
+              "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+              "qs, ps, ls = json.loads(sys.stdin.read())\n"
+              "out = m.reward_func(qs, ps, ls)\n"
+              "print(json.dumps({k: (v.tolist() if k != 'extra_logs' else {a: b.tolist() for a, b in v.items()})"
+              " for k, v in out.items()}))\n")
+    prompt = chatml_prompt(SYSTEM_THINK, PROBLEMS["call"][0])
+    qs = [q("call"), q("call", "partial"), q("assert")]
+    ps = [prompt, prompt, None]
+    ls = [label_json("call"), label_json("call"), None]
+    env = {**os.environ, "CODERL_REWARD_CONFIG": str(cfg), "CODERL_DATA_PATH": str(data_path)}
+    proc = subprocess.run([sys.executable, "-c", script], input=json.dumps([qs, ps, ls]), capture_output=True,
+                          text=True, timeout=120, env=env, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["scores"] == [1.0, 0.5, 1.0]
+    assert len(out["extra_logs"]["reward/format"]) == 3
+
+
+# ------------------------------------------------------- deadline, tokenizer, start-up errors
+
+
+def _tiny_tokenizer(path):
+    """A real HF tokenizer with a chat template none of the built-in matchers know ("### role:")."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordLevel({"[UNK]": 0, "<s>": 1, "</s>": 2, "<pad>": 3}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", bos_token="<s>", eos_token="</s>",
+                                   pad_token="<pad>")
+    fast.chat_template = ("{{ bos_token }}{% for m in messages %}### {{ m['role'] }}:\n{{ m['content'] }}\n"
+                          "{% endfor %}{% if add_generation_prompt %}### Response:\n{% endif %}")
+    fast.save_pretrained(path)
+    return fast
+
+
+def test_deadline_and_tokenizer_templates(tmp_path, data_path, server):
+    """A batch whose jobs cannot all finish by --batch_deadline_s is answered on time; unfinished jobs
+    score as failed. --tokenizer adds exact matching for an unknown chat template."""
+    tok = _tiny_tokenizer(tmp_path / "tok")
+    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "2", "--test_timeout_s", "2",
+                    "--job_timeout_s", "4", "--batch_deadline_s", "3", "--chunk_size", "1",
+                    "--tokenizer", str(tmp_path / "tok")])
+    try:
+        msgs = [{"role": "system", "content": SYSTEM_THINK}, {"role": "user", "content": PROBLEMS["call"][0]}]
+        custom = ("<pad><pad>" + tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+                  + think(PROBLEMS["call"][2]) + "</s><pad>")
+        out = post(s, {"query": [custom]}, token=None).json()
+        assert out["scores"] == [1.0], out
+        # without --tokenizer the same query is not found
+        assert post(server, {"query": [custom]}).json()["extra_logs"]["reward/unmatched"] == [1.0]
+
+        loop = "def mul(a, b):\n    while True:\n        pass"
+        queries = [q("call")] + [chatml(SYSTEM_THINK, PROBLEMS["assert"][0], think(loop + f"\n# {i}"))
+                                 for i in range(6)]
+        t0 = time.monotonic()
+        out = post(s, {"query": queries}, token=None).json()
+        elapsed = time.monotonic() - t0
+        assert elapsed < 10, elapsed
+        assert out["scores"][1:] == [0.0] * 6
+        assert out["extra_logs"]["reward/timeout"][1:] == [1.0] * 6
+        assert "batch deadline" in s.output()
+        assert httpx.get(f"{s.url}/health", timeout=10).json()["ready"] is True  # still serving
+    finally:
+        assert s.stop() in CLEAN_EXIT, s.output()
+
+
+def test_loopback_detection_for_the_no_token_warning():
+    from coderl.rewards.reward_server import _is_loopback
+
+    assert all(_is_loopback(h) for h in ("127.0.0.1", "localhost", "::1", "127.0.0.2"))
+    assert not any(_is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.5", "example.org"))
+
+
+def test_startup_errors_are_clear_and_nonzero(tmp_path, data_path):
+    p = run_server_expecting_exit(["--data_path", str(tmp_path / "missing.jsonl"), "--port", "0"])
+    assert p.returncode != 0 and "data file not found" in p.stderr and "missing.jsonl" in p.stderr
+    assert "Traceback" not in p.stderr
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(json.dumps(r) for r in rows()[:2]) + "\n{\"input\": oops}\n")
+    p = run_server_expecting_exit(["--data_path", str(bad), "--port", "0"])
+    assert p.returncode != 0 and f"{bad}: line 3" in p.stderr and "Traceback" not in p.stderr
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        p = run_server_expecting_exit(["--data_path", str(data_path), "--port", str(port)])
+    assert p.returncode != 0 and f"cannot listen on 127.0.0.1:{port}" in p.stderr
+    assert "Traceback" not in p.stderr
+
+    p = run_server_expecting_exit(["--data_path", str(data_path), "--port", "0", "--format_weight", "-1"])
+    assert p.returncode != 0 and "format_weight" in p.stderr and "Traceback" not in p.stderr
+
+    p = run_server_expecting_exit(["--data_path", str(data_path), "--wrokers", "2"])
+    assert p.returncode == 2 and "unrecognized arguments: --wrokers" in p.stderr
+    assert len(p.stderr.splitlines()) == 2, "a short usage line, then the error: not the list of every flag"
