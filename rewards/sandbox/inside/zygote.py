@@ -40,7 +40,12 @@ _REHEARSAL_PROGRAM = (
     "    return [x * k for x in xs if x % 2 == 0] + sorted({x: str(x) for x in xs})\n\n"
     "def g(s):\n    raise ValueError('bad ' + s)\n\n"
     "class C:\n    def __init__(self, v):\n        self.v = v\n\n    def __repr__(self):\n        return f'C({self.v})'\n\n"
-    "from typing import List, Optional\nimport math\nX, NAMES = 3, ('a', 'b')\n")
+    "from typing import Any, Dict, List, Optional, Tuple, Union\nimport math\nX, NAMES = 3, ('a', 'b')\n"
+    # typing caches each subscription it builds (its lru_cache): the ones HumanEval-style signatures use
+    "def h(a: List[int], b: List[str], c: List[float], d: List[Any], e: List[List[int]], f: Tuple[int, int],\n"
+    "      g: List[Tuple[int, int]], h: Optional[int], i: Optional[str], j: Dict[str, int], k: Union[int, float],\n"
+    "      m: Dict[int, int], n: List[Union[int, float]], o: Tuple[int, ...], p: Optional[List[int]]) -> None:\n"
+    "    pass\n")
 _REHEARSAL_REQUESTS = (["call", 1, [["l", 1, 2, 3, 4.5]], {}, {}], ["call", 1, [["l", -1, 0]], {"k": 3}, {}],
                        ["call", 2, ["x"], {}, {}], ["call", 3, [7], {}, {}], ["get", 3, "__name__"],
                        ["op", 3, "repr"], ["call", 1, [["t", 1, "a"]], {}, {}])
