@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import logging
 import threading
 import time
@@ -43,7 +44,10 @@ from coderl.rewards.syntax import parses
 log = logging.getLogger("coderl.reward_server")
 
 _UNMATCHED_LOG_LIMIT = 20  # distinct unmatched prompts logged; the metric counts all of them
-_SLICE = 64  # queries ascore prepares at a time; the jobs of each slice start before the next is prepared
+# Queries ascore prepares at a time: the jobs of each slice start before the next is prepared. The first
+# slices are small so that the sandboxes start soon; later ones larger, so that there are few.
+_SLICES = (16, 32)
+_SLICE = 64
 
 
 @dataclass(frozen=True)
@@ -224,13 +228,17 @@ async def ascore(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequ
     positions: list[int] = []
 
     async def parts():
-        for lo in range(0, len(queries), _SLICE):
-            hi = lo + _SLICE
+        lo = 0
+        for size in itertools.chain(_SLICES, itertools.repeat(_SLICE)):
+            if lo >= len(queries):
+                break
+            hi = lo + size
             part = await asyncio.to_thread(scorer.prepare, queries[lo:hi], prompts[lo:hi] if prompts else None,
                                            labels[lo:hi] if labels else None)
             pos, jobs = scorer.jobs(part)
             prepared.extend(part)
             positions.extend(lo + p for p in pos)
+            lo = hi
             if jobs:
                 yield jobs
 
