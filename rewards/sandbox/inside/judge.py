@@ -9,8 +9,10 @@ the test's status is "unsupported" whatever the test does with the exception.
 
 The judge is long-lived (one per worker, restarted after any job that went wrong or left state behind);
 each job arrives as a frame from the worker with the candidate's channel descriptor, and every test's
-outcome goes back as a record the moment it is decided. Tests run in the order the job lists; the worker
-times each from the previous record, so a test that hangs is the first one not yet reported. stdlib only: this module runs inside the sandbox.
+outcome is recorded the moment it is decided (records leave together, held back up to the job's hold_s).
+Tests run in the order the job lists; the worker times each from the last records it received (plus
+hold_s, worker.py) and, after killing a candidate that hung, learns from the records held which test it
+was. stdlib only: this module runs inside the sandbox.
 """
 
 import _signal

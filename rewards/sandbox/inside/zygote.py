@@ -4,8 +4,8 @@ The worker forks it at start-up, before it reads any job, and the zygote never r
 brings only descriptors (stdin, stdout, stderr, the channel, passed with SCM_RIGHTS) and limits. Its child
 closes every other descriptor, puts itself in a new session, applies the rlimits (and Landlock, or in the
 rlimits fallback the containment hook), then becomes candidate.main(). So a candidate's memory holds
-nothing but the preloaded standard library and its own program. The zygote reports each child's pid and,
-when it exits, its wait status; it reaps nothing else. stdlib only.
+nothing but the preloaded standard library (warmed up by a stand-in job, _rehearse) and its own program.
+The zygote reports each child's pid and, when it exits, its wait status; it reaps nothing else. stdlib only.
 """
 
 import _signal
