@@ -917,23 +917,26 @@ class Job:
                          "prelude": self.spec.prelude})
             reply = s.chan._recv()
         except channel.PeerGone as e:
-            self.report(["prelude", "killed", f"the program's process ended before it loaded: {e}"])
-            return
+            return self.unloaded("killed", f"the program's process ended before it loaded: {e}")
         if reply[0] != "ok":
             desc = reply[1] if len(reply) > 1 and type(reply[1]) is dict else {}
             exc = s.exception(desc) if desc else RuntimeError("bad reply")
             status = "syntax" if desc.get("phase") == "compile" else classify(exc)
-            self.report(["prelude", "killed" if isinstance(exc, SystemExit) else status, describe(exc, self.limit)])
-            return
+            return self.unloaded("killed" if isinstance(exc, SystemExit) else status, describe(exc, self.limit))
         try:
             ns = _namespace(s, self.spec, reply[1] if type(reply[1]) is list else [])
             runner = _RUNNERS[self.spec.format](self, ns)
         except BaseException as e:
-            self.report(["prelude", s.taint[0] if s.taint else classify(e), describe(e, self.limit)])
-            return
+            return self.unloaded(s.taint[0] if s.taint else classify(e), describe(e, self.limit))
         self.report(["ready", time.perf_counter() - t0])
         runner()
         self.report(["restart"] if s.gone else ["done"])
+
+    def unloaded(self, status, detail):
+        """Every test gets the verdict of a program that did not load; `done` frees the worker at once (it
+        would otherwise wait out the test time limit for records that never come)."""
+        self.report(["prelude", status, detail])
+        self.report(["done"])
 
     def one(self, i, fn, success="passed"):
         """Run test case i (fn() raises on failure) and report it."""
@@ -1270,7 +1273,11 @@ def serve(sock_fd, base):
             os.close(extra)
         fds = []
         if spec is None or chan_fd is None:
-            report(["need_spec"] if spec is None else ["prelude", "killed", "no channel to the program"])
+            if spec is None:
+                report(["need_spec"])
+            else:
+                report(["prelude", "killed", "no channel to the program"])
+                report(["done"])
             if chan_fd is not None:
                 os.close(chan_fd)
             continue
@@ -1284,8 +1291,10 @@ def serve(sock_fd, base):
             tempfile.tempdir = jobdir
             job = Job(spec, msg, chan_fd, report)
             job.run()
-        except BaseException as e:  # a judge bug must never look like a pass
+        except BaseException as e:  # a judge bug must never look like a pass, nor outlive its job
             report(["prelude", "killed", f"judge error: {type(e).__name__}: {e}"])
+            report(["retire"])
+            return
         finally:
             if job is not None:  # a proxy that outlives its job (a cycle, a __del__) must not use a reused fd
                 job.session.gone = job.session.gone or "the job is over"

@@ -215,6 +215,26 @@ def test_timeout_is_enforced_from_outside(sb):
     assert time.monotonic() - t0 < 5
 
 
+@pytest.mark.parametrize("code, status", [
+    ("raise ValueError('at import')\n", "error"),
+    ("import sys\nsys.exit(3)\n", "killed"),
+    ("def add(a, b)\n    return a\n", "syntax"),
+    ("def plus(a, b):\n    return a + b\n", "error"),  # no entry point
+])
+def test_a_program_that_does_not_load_frees_its_worker_at_once(code, status):
+    """Early in RL training most programs fail to load: each must cost milliseconds, not the test time limit
+    the worker would wait out for records that never come."""
+    label = parse_label({"format": "humaneval", "entry_point": "add", "tests": [
+        "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(0, 0) == 0\n"]})
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=1, test_timeout_s=30.0, job_timeout_s=60.0)) as s:
+        t0 = time.monotonic()
+        results = s.run([Job(code, label), Job(FN, label)])
+        took = time.monotonic() - t0
+    assert [o.status for o in results[0].outcomes] == [status, status]
+    assert results[1].pass_rate == 1.0  # the same worker (and judge) took the next job
+    assert took < 15, f"{took:.1f} s: the worker waited for the 30 s test limit"
+
+
 SPIN = FN + "def spin(*a):\n    while True:\n        pass\n"
 
 
