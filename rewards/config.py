@@ -49,11 +49,11 @@ class SandboxConfig(_Section):
     landlock: bool = Field(True, description="Also confine each program with Landlock (files, TCP, signals) where "
                                              "the kernel has it; off only to debug.")
     dedup: bool = Field(True, description="Run identical (code, label) pairs within a batch once.")
-    pin_workers: bool = Field(True, description="Keep each worker and all it starts (zygote, judge, programs) on "
-                                                "one CPU of its own when there are no more workers than CPUs: a job's "
-                                                "processes hand it to each other a few dozen times, and a hand-over "
-                                                "to another CPU costs a cross-CPU wake-up. Off when other work keeps "
-                                                "this machine's CPUs busy.")
+    pin_workers: bool = Field(True, description="With one worker per usable CPU, keep each worker and all it starts "
+                                                "(zygote, judge, programs) on a CPU of its own: a job's processes hand "
+                                                "it to each other a few dozen times, and a hand-over to another CPU "
+                                                "costs a cross-CPU wake-up. Off when other work keeps this machine's "
+                                                "CPUs busy.")
 
 
 class RewardConfig(_Section):

@@ -89,6 +89,13 @@ class _Item:
         self.t0 = time.monotonic()
 
 
+def pinned_cpu(slot: int, workers: int, cpus: list[int], enabled: bool = True) -> int | None:
+    """The CPU worker `slot` keeps to, or None to let the scheduler choose. Only a pool with one worker per
+    usable CPU pins: it covers the machine evenly, so several such pools (Ray actors, trainer ranks) still
+    spread out, while a smaller pool cannot know which CPUs other work leaves free."""
+    return cpus[slot] if enabled and workers == len(cpus) else None
+
+
 class Sandbox:
     """A pool of warm, sandboxed workers that run jobs; use as a context manager."""
 
@@ -150,9 +157,7 @@ class Sandbox:
         return worker
 
     def _cpu(self, slot: int) -> int | None:
-        """The CPU this slot's worker keeps to (config.pin_workers), or None to let the scheduler choose."""
-        cpus = sorted(os.sched_getaffinity(0))
-        return cpus[slot] if self.config.pin_workers and self.config.workers <= len(cpus) else None
+        return pinned_cpu(slot, self.config.workers, sorted(os.sched_getaffinity(0)), self.config.pin_workers)
 
     def _serve(self, slot: int, ready: threading.Event, errors: list) -> None:
         # Workers are spawned from this long-lived thread: bubblewrap's --die-with-parent tracks the thread.
