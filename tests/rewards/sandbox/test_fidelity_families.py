@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from tests.rewards.sandbox.fidelity import coderm_style
-from tests.rewards.sandbox.fidelity.allowlist import is_limit, reason_for, stale, tolerated
+from tests.rewards.sandbox.fidelity.allowlist import is_limit, stale, tolerated, unexplained
 from tests.rewards.sandbox.fidelity.families import FAMILIES, FORMATS, family_programs
 from tests.rewards.sandbox.fidelity.measure import family_jobs, measure_work
 
@@ -70,11 +70,8 @@ def test_mutants_discriminate(report):
 
 
 def test_every_disagreement_is_allow_listed(report):
-    unlisted = [d for d in report["disagreements"] if reason_for(d["pid"]) is None]
-    assert not unlisted, "disagreements with plain Python (add them to fidelity/allowlist.py only with a " \
-                         "reason, and to docs/fidelity.md):\n" + "\n".join(
-        f"{d['pid']} {d['format']}: reference {'pass' if d['reference'] else 'fail'} "
-        f"({d['reference_detail'][:80]}), ours {d['status']}: {d['detail'][-160:]}" for d in unlisted[:40])
+    message = unexplained(report)
+    assert not message, message
 
 
 def test_allow_list_has_no_stale_entry(report, programs):

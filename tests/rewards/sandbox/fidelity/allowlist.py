@@ -72,3 +72,15 @@ def stale(in_corpus: set[str], disagreeing: set[str]) -> list[str]:
         if measured and not measured & disagreeing:
             out.append(key)
     return sorted(out)
+
+
+def unexplained(report: dict) -> str:
+    """The disagreements of a measure() report that no allow-list entry explains, as an assertion message
+    ("" when there are none)."""
+    unlisted = [d for d in report["disagreements"] if reason_for(d["pid"]) is None]
+    if not unlisted:
+        return ""
+    return "disagreements with plain Python (add them to fidelity/allowlist.py only with a reason, and to " \
+           "docs/fidelity.md):\n" + "\n".join(
+               f"{d['pid']} {d['format']}: reference {'pass' if d['reference'] else 'fail'} "
+               f"({d['reference_detail'][:80]}), ours {d['status']}: {d['detail'][-160:]}" for d in unlisted[:40])
