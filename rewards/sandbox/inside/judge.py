@@ -1230,8 +1230,12 @@ class _State:
         return threading.active_count() == 1
 
 
-def serve(sock_fd, base):
-    """The judge's main loop: one job frame (+ the candidate's channel descriptor) at a time."""
+_LEDGER_CODES = {status: k + 1 for k, status in enumerate(framing.LEDGER_STATUSES)}
+
+
+def serve(sock_fd, base, ledger=None):
+    """The judge's main loop: one job frame (+ the candidate's channel descriptor) at a time. ledger: the page
+    the worker reads when this process dies or stops answering (worker.py), marked as verdicts are decided."""
     global _BASE_MODULES
     # SIGINT is the one signal Python turns into an exception (KeyboardInterrupt) at an arbitrary point of a
     # test; where Landlock cannot scope signals, a candidate of the same uid could send it.
@@ -1246,7 +1250,14 @@ def serve(sock_fd, base):
 
     def report(record):
         # "ready" and "end" records may wait up to the job's hold_s and leave together (worker.py, _HOLD_S);
-        # anything else, and a test whose program died, goes at once with whatever was held.
+        # anything else, and a test whose program died, goes at once with whatever was held. The ledger has
+        # them first: held records die with this process, and a test whose verdict is lost must not run again
+        # (the program would get a second try at a test it failed, e.g. knowing the expected value by then).
+        if ledger is not None:
+            if record[0] == "end" and type(record[1]) is int and 0 <= record[1] < len(ledger) - 1:
+                ledger[1 + record[1]] = _LEDGER_CODES.get(record[2], _LEDGER_CODES["error"])
+            elif record[0] == "ready":
+                ledger[0] = 1
         held.append(framing.pack(record))
         now = time.monotonic()
         if record[0] in ("ready", "end") and record[2:3] != ["killed"] and now - hold["since"] < hold["s"]:
@@ -1309,7 +1320,7 @@ def serve(sock_fd, base):
             return
 
 
-def main(sock_fd, base, memory_mb, confine=None):
+def main(sock_fd, base, memory_mb, confine=None, ledger=None):
     """confine: the candidates' Landlock paths (read, write, execute). The judge runs the tests in a directory
     the program writes, so a symlink it plants there must lead the test's open() nowhere a candidate could not
     go itself; without namespaces (the rlimits fallback) the rest of the host would be within reach."""
@@ -1327,4 +1338,4 @@ def main(sock_fd, base, memory_mb, confine=None):
         pass
     sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
                                                     errors="backslashreplace")
-    serve(sock_fd, base)
+    serve(sock_fd, base, ledger)

@@ -430,3 +430,47 @@ def test_unittest_tests_a_class_inherits_run_too(sb):
         "class T(Checks, unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(1), 1)\n"]})
     wrong, right = sb.run([Job("def f(x):\n    return 1\n", label), Job("def f(x):\n    return x * x\n", label)])
     assert [o.status for o in wrong.outcomes] == ["passed", "failed"] and right.pass_rate == 1.0
+
+
+# A test's callback that fails tells the program the expected value (its assertion message): letting that
+# assertion through fails the test. Making the judge die or hang (killed without signal scoping; stuck
+# decoding a set of ints that all share one hash) once lost the verdicts it held back, and the tests ran again
+# with a fresh candidate that read what the first one had learned from a file: a failed test then passed.
+LEARN_LABELS = {
+    "assert": {"format": "assert", "tests": [
+        f"def _chk(v):\n    assert v == {SECRET!r}, (v, {SECRET!r})\n    return True\nassert apply(_chk)",
+        f"assert apply(lambda v: v == {SECRET!r} + '!')"]},
+    "unittest": {"format": "unittest", "tests": [
+        "import unittest\nclass T(unittest.TestCase):\n"
+        f"    def test_a(self):\n        self.assertTrue(apply(lambda v: self.assertEqual(v, {SECRET!r}) or True))\n"
+        f"    def test_b(self):\n        self.assertTrue(apply(lambda v: v == {SECRET!r} + '!'))\n"]},
+    "humaneval": {"format": "humaneval", "entry_point": "apply", "tests": [
+        f"def check(candidate):\n    def _chk(v):\n        assert v == {SECRET!r}, (v, {SECRET!r})\n        return True\n"
+        f"    assert candidate(_chk)\n    assert candidate(lambda v: v == {SECRET!r} + '!')\n"]},
+}
+_LEARN = ("import os, re\nP = 'learned.txt'\n"
+          "def apply(cb):\n    if os.path.exists(P):\n        s = open(P).read()\n        return cb(s) or cb(s + '!')\n"
+          "    try:\n        return cb('wrong')\n    except AssertionError as e:\n"
+          "        open(P, 'w').write(re.findall(r'zq-[\\w-]+', str(e))[0])\n        _stop_the_judge(cb)\n        raise\n")
+_KILL_JUDGE = ("import signal\ndef _stop_the_judge(cb):\n    zygote = os.getppid()\n"
+               "    worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+               "    for p in os.listdir('/proc')[:4096]:\n        if p.isdigit() and int(p) not in (zygote, os.getpid()):\n"
+               "            try:\n                st = open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()\n"
+               "            except OSError:\n                continue\n            if int(st[1]) == worker:\n"
+               "                os.kill(int(p), signal.SIGKILL)\n")
+# Cheap here (each int hashes apart), ~3 s of CPU for the judge to rebuild as a set (bounded: 20,000 items).
+_STALL_JUDGE = ("class _I(int):\n    def __hash__(self):\n        return id(self)\n"
+                "def _stop_the_judge(cb):\n    m = (1 << 61) - 1\n    cb({_I(i * m) for i in range(1, 20000)})\n")
+
+
+def test_a_judge_that_dies_or_hangs_gives_no_second_try(one_worker_no_scoping):
+    res = one_worker_no_scoping.run([Job(_LEARN + _KILL_JUDGE, parse_label(lab)) for lab in LEARN_LABELS.values()])
+    for fmt, r in zip(LEARN_LABELS, res, strict=True):
+        assert r.outcomes[0].status == "killed", (fmt, [(o.status, o.detail[:200]) for o in r.outcomes])
+    cfg = SandboxConfig(isolation="bwrap", workers=1, test_timeout_s=0.3, job_timeout_s=8.0)
+    with Sandbox(cfg) as s:
+        r = s.run([Job(_LEARN + _STALL_JUDGE, parse_label(LEARN_LABELS["assert"]))])[0]
+        assert r.outcomes[0].status == "timeout", [(o.status, o.detail[:200]) for o in r.outcomes]
+    honest = f"def apply(cb):\n    return cb({SECRET!r}) or cb({SECRET!r} + '!')\n"
+    assert [r.pass_rate for r in one_worker_no_scoping.run([Job(honest, parse_label(lab))
+                                                             for lab in LEARN_LABELS.values()])] == [1.0] * 3
