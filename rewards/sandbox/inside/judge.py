@@ -613,12 +613,11 @@ class Session:
             text = out.get(name)
             if isinstance(text, str) and text:
                 getattr(sys, name).write(text)
-        if "random" in out:
-            try:
-                random.setstate(self.dec(out["random"]))
-                self.random_synced = random.getstate()
-            except (TypeError, ValueError):
-                pass
+        if "random" in out and self.random_synced is not None:  # only once the test shared random's state
+            state = _continuation(self.random_synced, self.dec(out["random"]))
+            if state is not None:
+                random.setstate(state)
+                self.random_synced = state
         for tid in out.get("kept") or ():  # followed from now on (held only while the program keeps them)
             if type(tid) is int and tid in pending and len(self.tracked) < _KEPT:
                 self.tracked[tid] = pending[tid]
@@ -788,6 +787,32 @@ def _exportable(obj):
     module = getattr(t, "__module__", "")
     if isinstance(module, str) and module.startswith(("test_module_", "__check__")):
         return "object"
+    return None
+
+
+_TWISTS = 1024  # blocks of 624 words a program may draw between two calls and still hand its state back
+
+
+def _continuation(old, new):
+    """The state the program's random module reports, when it continues `old` (the program drew numbers from
+    the test's sequence), else None: a state it chose (a reseed, made-up words) would let it choose what the
+    test draws next (the inputs a test generates after a call). A gauss() value the program left pending is
+    dropped (the test's next gauss() draws afresh): it could be any float."""
+    try:
+        version, internal, gauss = new
+        words, pos = tuple(internal[:624]), internal[624]
+        if version != old[0] or len(internal) != 625 or type(pos) is not int:
+            return None
+        gen = random.Random()
+        gen.setstate(old)
+        cur = old[1]
+        for _ in range(_TWISTS + 1):
+            if cur[:624] == words and cur[624] <= pos <= 624:
+                return (version, (*words, pos), gauss if gauss == old[2] else None)
+            gen.getrandbits(32 * (625 - cur[624]))  # to the first word of the next block
+            cur = gen.getstate()[1]
+    except (TypeError, ValueError, IndexError, OverflowError):
+        pass
     return None
 
 
@@ -1202,6 +1227,7 @@ class _State:
         self.signals = {s: _signal.getsignal(s) for s in (signal.SIGALRM, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD)}
         self.modules = set(sys.modules)
         self.recursion = sys.getrecursionlimit()
+        self.argv = list(sys.argv)
         self.environ = dict(os.environ)
         self.environ_data = dict(os.environ._data)  # the encoded form os.environ keeps: compared in C
 
@@ -1220,6 +1246,8 @@ class _State:
             return False
         sys.stdout, sys.stderr, sys.stdin = self.streams
         sys.setrecursionlimit(self.recursion)
+        sys.argv = list(self.argv)
+        random.seed()  # a job's sequence (its test's seed, the program's draws) is not the next job's
         if os.environ._data != self.environ_data:
             os.environ.clear()
             os.environ.update(self.environ)

@@ -474,3 +474,44 @@ def test_a_judge_that_dies_or_hangs_gives_no_second_try(one_worker_no_scoping):
     honest = f"def apply(cb):\n    return cb({SECRET!r}) or cb({SECRET!r} + '!')\n"
     assert [r.pass_rate for r in one_worker_no_scoping.run([Job(honest, parse_label(lab))
                                                              for lab in LEARN_LABELS.values()])] == [1.0] * 3
+
+
+# random's state crosses back from the program so that a test's next draw continues the program's. A state the
+# program chose (a reseed, or pushed without the test sharing random at all) chose the inputs the test drew
+# next: a program right only on the input it knew in advance passed.
+RANDOM_LABELS = {
+    "assert": {"format": "assert", "tests": [
+        "assert f(2) == 4", "import random\nn = random.randint(0, 10 ** 9)\nassert f(n) == n * n"]},
+    "assert_seeded": {"format": "assert", "tests": [
+        "import random\nrandom.seed(1)\nassert f(2) == 4", "n = random.randint(0, 10 ** 9)\nassert f(n) == n * n"]},
+    "unittest": {"format": "unittest", "tests": [
+        "import random, unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(2), 4)\n"
+        "    def test_b(self):\n        random.seed(1)\n        self.assertEqual(f(2), 4)\n"
+        "        n = random.randint(0, 10 ** 9)\n        self.assertEqual(f(n), n * n)\n"]},
+    "humaneval": {"format": "humaneval", "entry_point": "f", "tests": [
+        "import random\ndef check(candidate):\n    assert candidate(2) == 4\n    n = random.randint(0, 10 ** 9)\n"
+        "    assert candidate(n) == n * n\n"]},
+}
+_RESEED = ("import gc, random\n_KNOWN = random.Random(7).randint(0, 10 ** 9)\n"
+           "def f(x):\n    if x == 2:\n        for o in gc.get_objects():\n"
+           "            if type(o).__name__ == 'Server' and hasattr(o, 'random_linked'):\n"
+           "                o.random_linked = True\n        random.seed(7)\n        return 4\n"
+           "    return x * x if x == _KNOWN else 0\n")
+
+
+def test_the_program_never_chooses_what_the_test_draws_next(sb, one_worker_no_scoping):
+    res = sb.run([Job(_RESEED, parse_label(lab)) for lab in RANDOM_LABELS.values()])
+    for fmt, r in zip(RANDOM_LABELS, res, strict=True):
+        assert r.outcomes[-1].status == "failed", (fmt, [(o.status, o.detail[:200]) for o in r.outcomes])
+    # A program that draws from the test's sequence hands it back: the test's next draw continues it.
+    honest = parse_label({"format": "assert", "tests": [
+        "import random\nrandom.seed(3)\na = roll(700)\nb = random.random()\nrandom.seed(3)\n"
+        "want = [random.randint(1, 6) for _ in range(700)]\nassert a == want and b == random.random()"]})
+    code = "import random\ndef roll(k):\n    return [random.randint(1, 6) for _ in range(k)]\n"
+    assert sb.run([Job(code, honest)])[0].pass_rate == 1.0
+    # Nor does one job's sequence (its test's seed) carry over to the next job's tests in the same judge.
+    seeds = parse_label({"format": "assert", "tests": ["import random\nrandom.seed(42)"]})
+    draws = parse_label({"format": "assert", "tests": ["import random\nassert guess() == random.random()"]})
+    guess = "import random\ndef guess():\n    return random.Random(42).random()\n"
+    one_worker_no_scoping.run([Job("x = 1\n", seeds)])
+    assert one_worker_no_scoping.run([Job(guess, draws)])[0].passed == 0
