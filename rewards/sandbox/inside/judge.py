@@ -19,6 +19,7 @@ import _signal
 import builtins
 import collections
 import copy
+import inspect
 import io
 import logging
 import math
@@ -98,6 +99,21 @@ def _environ_data():
     return getattr(os.environ, "_data", os.environ)
 
 
+def _guard_set_equal():
+    """unittest's assertSetEqual asks its first argument for `difference(second)`: an object of the program would
+    receive the expected set and answer whether they differ (assertEqual on two sets comes here too)."""
+    original = unittest.TestCase.assertSetEqual
+
+    def assertSetEqual(self, set1, set2, msg=None):
+        for v in (set1, set2):
+            if _is_proxy(v):
+                raise v._coderl_s.unjudgeable("assertSetEqual with an object of the program")
+        return original(self, set1, set2, msg)
+
+    unittest.TestCase.assertSetEqual = assertSetEqual
+
+
+_guard_set_equal()
 _track_random()
 _track(unittest.mock._patch, _ACTIVE_PATCHES)
 _track(unittest._log._AssertLogsContext, _ACTIVE_LOG_CAPTURES)
@@ -673,7 +689,10 @@ class Session:
                 raise AttributeError(f"the test's {type(obj).__name__} has no attribute {msg[2]!r} for the "
                                      "program")
             if op == "set" and kind == "object" and isinstance(msg[2], str) and not msg[2].startswith("_"):
-                setattr(obj, msg[2], self.dec(msg[3]))
+                value = self.dec(msg[3])
+                if not _may_set(obj, msg[2], msg[3]):
+                    raise AttributeError(f"the program may not replace {msg[2]!r} of the test's {type(obj).__name__}")
+                setattr(obj, msg[2], value)
                 return ["ok", None]
             if op == "op" and kind in ("iterator", "object", "call"):
                 name, args = msg[2], [self.dec(a) for a in msg[3:]]
@@ -710,6 +729,34 @@ _OBJECT_OPS = {"len": len, "bool": bool, "getitem": lambda o, k: o[k], "contains
 _FUNCTION_META = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__annotations__"})
 # Test-made callables that only read what they are given (sorted(xs, key=itemgetter(1))).
 _ACCESSORS = (operator.itemgetter, operator.attrgetter, operator.methodcaller)
+
+
+def _may_set(obj, name, raw):
+    """What the program may set on an object of the test: its data, never what the test will run or read as
+    its own record — a method or property of its class (a check the test calls), a callable it holds, and of a
+    Mock its machinery (assert_called_with, call_count, return_value, side_effect, ...), its children, or
+    anything but plain data (an object of the program answering `m.send.assert_called_once_with(...)`)."""
+    try:
+        current = inspect.getattr_static(obj, name)
+    except AttributeError:
+        current = _NOTHING
+    if isinstance(current, property):  # a setter the test wrote decides what the value does
+        if current.fset is None or not _from_tests(getattr(current.fset, "__code__", None)):
+            return False
+    elif current is not _NOTHING and (callable(current) or hasattr(type(current), "__get__")):
+        return False
+    if isinstance(obj, unittest.mock.NonCallableMock):
+        return name not in obj.__dict__.get("_mock_children", ()) and _plain(raw)
+    return True
+
+
+def _plain(x):
+    """An encoded value holds only data: no object of either side, no reference."""
+    if type(x) is dict:
+        return False
+    if type(x) is not list:
+        return True
+    return bool(x) and x[0] not in ("h", "y", "R", "e") and all(map(_plain, x[1:]))
 
 
 def _loaded(mod, qual):

@@ -515,3 +515,62 @@ def test_the_program_never_chooses_what_the_test_draws_next(sb, one_worker_no_sc
     guess = "import random\ndef guess():\n    return random.Random(42).random()\n"
     one_worker_no_scoping.run([Job("x = 1\n", seeds)])
     assert one_worker_no_scoping.run([Job(guess, draws)])[0].passed == 0
+
+
+# The program may set the data of a test's objects (node.next, acc.balance), never what the test runs or reads as
+# its own record: a Mock's assertions, counters, return value, side effect or children, a method of a test class.
+_BOX = ("class Box:\n    def __init__(self):\n        self.items = []\n    def valid(self):\n"
+        "        return self.items == sorted(self.items) and len(self.items) == 3\n")
+OVERRIDE_LABELS = {
+    "assert": {"format": "assert", "tests": [
+        "from unittest import mock\nm = mock.Mock()\nnotify(m)\nm.send.assert_called_once_with('hello')",
+        "from unittest import mock\nm = mock.MagicMock()\nnotify(m)\nassert m.call_count == 2 and m.ack.called",
+        _BOX + "b = Box()\nnotify(b)\nassert b.valid()"]},
+    "unittest": {"format": "unittest", "tests": [
+        "import unittest\nfrom unittest import mock\n" + _BOX + "class T(unittest.TestCase):\n"
+        "    def test_a(self):\n        m = mock.Mock()\n        notify(m)\n        m.assert_called_once_with('hi')\n"
+        "    def test_b(self):\n        m = mock.Mock(return_value=1)\n        notify(m)\n"
+        "        self.assertEqual(m.return_value, 7)\n        m.send.assert_not_called()\n"
+        "    def test_c(self):\n        b = Box()\n        notify(b)\n        self.assertTrue(b.valid())\n"]},
+    "humaneval": {"format": "humaneval", "entry_point": "notify", "tests": [
+        "from unittest import mock\n" + _BOX + "def check(candidate):\n    m = mock.Mock()\n    candidate(m)\n"
+        "    m.send.assert_called_once_with('hello')\n    b = Box()\n    candidate(b)\n    assert b.valid()\n"]},
+}
+_OVERRIDE = ("def _yes(*a, **k):\n    return True\nclass _Fake:\n    def __getattr__(self, name):\n        return _yes\n"
+             "def notify(m):\n    for target, name, value in [(m, 'assert_called_once_with', _yes), (m, 'call_count', 2),\n"
+             "            (m, 'return_value', 7), (m, 'side_effect', _yes), (m, 'valid', _yes), (m, 'ack', _Fake()),\n"
+             "            (m, 'called', True)]:\n        try:\n            setattr(target, name, value)\n"
+             "        except Exception:\n            pass\n    for child in ('send', 'ack'):\n        try:\n"
+             "            getattr(m, child).assert_called_once_with = _yes\n        except Exception:\n            pass\n"
+             "        try:\n            setattr(m, child, _Fake())\n        except Exception:\n            pass\n")
+
+
+def test_the_program_never_rewrites_the_tests_own_checks(sb):
+    res = sb.run([Job(_OVERRIDE, parse_label(lab)) for lab in OVERRIDE_LABELS.values()])
+    for fmt, r in zip(OVERRIDE_LABELS, res, strict=True):
+        assert r.passed == 0, (fmt, [(o.status, o.detail[:200]) for o in r.outcomes])
+    # Data stays the program's to set: a plain attribute of a mock, a node's link, a test object's field.
+    label = parse_label({"format": "assert", "tests": [
+        "from unittest import mock\nm = mock.Mock()\nconfigure(m)\nassert m.timeout == 30 and m.send.call_count == 1",
+        "class Node:\n    def __init__(self, v, nxt=None):\n        self.v, self.next = v, nxt\n    def vals(self):\n"
+        "        return [self.v] + (self.next.vals() if self.next else [])\n"
+        "h = Node(1, Node(2))\nassert link(h).vals() == [1, 2, 3]"]})
+    honest = ("def configure(m):\n    m.timeout = 30\n    m.send('x')\n"
+              "class Tail:\n    v, next = 3, None\n    def vals(self):\n        return [3]\n"
+              "def link(h):\n    h.next.next = Tail()\n    return h\n")
+    assert sb.run([Job(honest, label)])[0].pass_rate == 1.0
+
+
+def test_assert_set_equal_never_asks_the_program(sb):
+    # assertSetEqual(a, b) calls a.difference(b) and b.difference(a): an object of the program received the
+    # expected set and answered that nothing differs.
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nclass T(unittest.TestCase):\n"
+        "    def test_a(self):\n        self.assertSetEqual(primes(10), {2, 3, 5, 7})\n"
+        "    def test_b(self):\n        self.assertSetEqual({2, 3, 5, 7}, primes(10))\n"]})
+    lying = ("class S:\n    seen = ()\n    def difference(self, other):\n        S.seen = set(other)\n        return set()\n"
+             "    def __iter__(self):\n        return iter(S.seen)\ndef primes(n):\n    return S()\n")
+    r = sb.run([Job(lying, label)])[0]
+    assert [o.status for o in r.outcomes] == ["unsupported"] * 2, [o.detail for o in r.outcomes]
+    honest = "def primes(n):\n    return {p for p in range(2, n) if all(p % d for d in range(2, p))}\n"
+    assert sb.run([Job(honest, label)])[0].pass_rate == 1.0
