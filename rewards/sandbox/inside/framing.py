@@ -11,6 +11,10 @@ import os
 import struct
 
 HEADER = struct.Struct(">Q")
+# The judge's ledger (worker.py): a page shared by the worker and its judge only, where the judge marks each
+# test's status the moment it is decided (byte 1 + i; byte 0: the program loaded), before any record of it
+# is held back. 0 is "not decided"; a status is its index here plus one.
+LEDGER_STATUSES = ("passed", "failed", "error", "timeout", "memory", "killed", "syntax", "unsupported", "ok")
 
 
 class FrameError(ValueError):

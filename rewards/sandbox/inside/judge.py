@@ -19,6 +19,7 @@ import _signal
 import builtins
 import collections
 import copy
+import inspect
 import io
 import logging
 import math
@@ -98,6 +99,21 @@ def _environ_data():
     return getattr(os.environ, "_data", os.environ)
 
 
+def _guard_set_equal():
+    """unittest's assertSetEqual asks its first argument for `difference(second)`: an object of the program would
+    receive the expected set and answer whether they differ (assertEqual on two sets comes here too)."""
+    original = unittest.TestCase.assertSetEqual
+
+    def assertSetEqual(self, set1, set2, msg=None):
+        for v in (set1, set2):
+            if _is_proxy(v):
+                raise v._coderl_s.unjudgeable("assertSetEqual with an object of the program")
+        return original(self, set1, set2, msg)
+
+    unittest.TestCase.assertSetEqual = assertSetEqual
+
+
+_guard_set_equal()
 _track_random()
 _track(unittest.mock._patch, _ACTIVE_PATCHES)
 _track(unittest._log._AssertLogsContext, _ACTIVE_LOG_CAPTURES)
@@ -613,12 +629,11 @@ class Session:
             text = out.get(name)
             if isinstance(text, str) and text:
                 getattr(sys, name).write(text)
-        if "random" in out:
-            try:
-                random.setstate(self.dec(out["random"]))
-                self.random_synced = random.getstate()
-            except (TypeError, ValueError):
-                pass
+        if "random" in out and self.random_synced is not None:  # only once the test shared random's state
+            state = _continuation(self.random_synced, self.dec(out["random"]))
+            if state is not None:
+                random.setstate(state)
+                self.random_synced = state
         for tid in out.get("kept") or ():  # followed from now on (held only while the program keeps them)
             if type(tid) is int and tid in pending and len(self.tracked) < _KEPT:
                 self.tracked[tid] = pending[tid]
@@ -674,7 +689,10 @@ class Session:
                 raise AttributeError(f"the test's {type(obj).__name__} has no attribute {msg[2]!r} for the "
                                      "program")
             if op == "set" and kind == "object" and isinstance(msg[2], str) and not msg[2].startswith("_"):
-                setattr(obj, msg[2], self.dec(msg[3]))
+                value = self.dec(msg[3])
+                if not _may_set(obj, msg[2], msg[3]):
+                    raise AttributeError(f"the program may not replace {msg[2]!r} of the test's {type(obj).__name__}")
+                setattr(obj, msg[2], value)
                 return ["ok", None]
             if op == "op" and kind in ("iterator", "object", "call"):
                 name, args = msg[2], [self.dec(a) for a in msg[3:]]
@@ -711,6 +729,34 @@ _OBJECT_OPS = {"len": len, "bool": bool, "getitem": lambda o, k: o[k], "contains
 _FUNCTION_META = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__annotations__"})
 # Test-made callables that only read what they are given (sorted(xs, key=itemgetter(1))).
 _ACCESSORS = (operator.itemgetter, operator.attrgetter, operator.methodcaller)
+
+
+def _may_set(obj, name, raw):
+    """What the program may set on an object of the test: its data, never what the test will run or read as
+    its own record — a method or property of its class (a check the test calls), a callable it holds, and of a
+    Mock its machinery (assert_called_with, call_count, return_value, side_effect, ...), its children, or
+    anything but plain data (an object of the program answering `m.send.assert_called_once_with(...)`)."""
+    try:
+        current = inspect.getattr_static(obj, name)
+    except AttributeError:
+        current = _NOTHING
+    if isinstance(current, property):  # a setter the test wrote decides what the value does
+        if current.fset is None or not _from_tests(getattr(current.fset, "__code__", None)):
+            return False
+    elif current is not _NOTHING and (callable(current) or hasattr(type(current), "__get__")):
+        return False
+    if isinstance(obj, unittest.mock.NonCallableMock):
+        return name not in obj.__dict__.get("_mock_children", ()) and _plain(raw)
+    return True
+
+
+def _plain(x):
+    """An encoded value holds only data: no object of either side, no reference."""
+    if type(x) is dict:
+        return False
+    if type(x) is not list:
+        return True
+    return bool(x) and x[0] not in ("h", "y", "R", "e") and all(map(_plain, x[1:]))
 
 
 def _loaded(mod, qual):
@@ -788,6 +834,32 @@ def _exportable(obj):
     module = getattr(t, "__module__", "")
     if isinstance(module, str) and module.startswith(("test_module_", "__check__")):
         return "object"
+    return None
+
+
+_TWISTS = 1024  # blocks of 624 words a program may draw between two calls and still hand its state back
+
+
+def _continuation(old, new):
+    """The state the program's random module reports, when it continues `old` (the program drew numbers from
+    the test's sequence), else None: a state it chose (a reseed, made-up words) would let it choose what the
+    test draws next (the inputs a test generates after a call). A gauss() value the program left pending is
+    dropped (the test's next gauss() draws afresh): it could be any float."""
+    try:
+        version, internal, gauss = new
+        words, pos = tuple(internal[:624]), internal[624]
+        if version != old[0] or len(internal) != 625 or type(pos) is not int:
+            return None
+        gen = random.Random()
+        gen.setstate(old)
+        cur = old[1]
+        for _ in range(_TWISTS + 1):
+            if cur[:624] == words and cur[624] <= pos <= 624:
+                return (version, (*words, pos), gauss if gauss == old[2] else None)
+            gen.getrandbits(32 * (625 - cur[624]))  # to the first word of the next block
+            cur = gen.getstate()[1]
+    except (TypeError, ValueError, IndexError, OverflowError):
+        pass
     return None
 
 
@@ -1202,6 +1274,7 @@ class _State:
         self.signals = {s: _signal.getsignal(s) for s in (signal.SIGALRM, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD)}
         self.modules = set(sys.modules)
         self.recursion = sys.getrecursionlimit()
+        self.argv = list(sys.argv)
         self.environ = dict(os.environ)
         self.environ_data = dict(os.environ._data)  # the encoded form os.environ keeps: compared in C
 
@@ -1220,6 +1293,8 @@ class _State:
             return False
         sys.stdout, sys.stderr, sys.stdin = self.streams
         sys.setrecursionlimit(self.recursion)
+        sys.argv = list(self.argv)
+        random.seed()  # a job's sequence (its test's seed, the program's draws) is not the next job's
         if os.environ._data != self.environ_data:
             os.environ.clear()
             os.environ.update(self.environ)
@@ -1230,8 +1305,12 @@ class _State:
         return threading.active_count() == 1
 
 
-def serve(sock_fd, base):
-    """The judge's main loop: one job frame (+ the candidate's channel descriptor) at a time."""
+_LEDGER_CODES = {status: k + 1 for k, status in enumerate(framing.LEDGER_STATUSES)}
+
+
+def serve(sock_fd, base, ledger=None):
+    """The judge's main loop: one job frame (+ the candidate's channel descriptor) at a time. ledger: the page
+    the worker reads when this process dies or stops answering (worker.py), marked as verdicts are decided."""
     global _BASE_MODULES
     # SIGINT is the one signal Python turns into an exception (KeyboardInterrupt) at an arbitrary point of a
     # test; where Landlock cannot scope signals, a candidate of the same uid could send it.
@@ -1246,7 +1325,14 @@ def serve(sock_fd, base):
 
     def report(record):
         # "ready" and "end" records may wait up to the job's hold_s and leave together (worker.py, _HOLD_S);
-        # anything else, and a test whose program died, goes at once with whatever was held.
+        # anything else, and a test whose program died, goes at once with whatever was held. The ledger has
+        # them first: held records die with this process, and a test whose verdict is lost must not run again
+        # (the program would get a second try at a test it failed, e.g. knowing the expected value by then).
+        if ledger is not None:
+            if record[0] == "end" and type(record[1]) is int and 0 <= record[1] < len(ledger) - 1:
+                ledger[1 + record[1]] = _LEDGER_CODES.get(record[2], _LEDGER_CODES["error"])
+            elif record[0] == "ready":
+                ledger[0] = 1
         held.append(framing.pack(record))
         now = time.monotonic()
         if record[0] in ("ready", "end") and record[2:3] != ["killed"] and now - hold["since"] < hold["s"]:
@@ -1309,7 +1395,7 @@ def serve(sock_fd, base):
             return
 
 
-def main(sock_fd, base, memory_mb, confine=None):
+def main(sock_fd, base, memory_mb, confine=None, ledger=None):
     """confine: the candidates' Landlock paths (read, write, execute). The judge runs the tests in a directory
     the program writes, so a symlink it plants there must lead the test's open() nowhere a candidate could not
     go itself; without namespaces (the rlimits fallback) the rest of the host would be within reach."""
@@ -1327,4 +1413,4 @@ def main(sock_fd, base, memory_mb, confine=None):
         pass
     sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
                                                     errors="backslashreplace")
-    serve(sock_fd, base)
+    serve(sock_fd, base, ledger)

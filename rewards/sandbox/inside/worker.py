@@ -13,6 +13,7 @@ stdlib only: this module runs inside the sandbox.
 """
 
 import json
+import mmap
 import os
 import select
 import signal
@@ -34,6 +35,7 @@ _GRACE_S = 1.0  # how long the judge may take to notice its candidate was killed
 # the worker's clock adds the hold-back (see _supervise), and after a kill the judge sends what it held.
 _HOLD_S = 0.05
 _SPEC_CACHE = 256
+_LEDGER_BYTES = 1 << 20  # the judge's ledger page(s): byte 0 and one byte per test (framing.LEDGER_STATUSES)
 _RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
 
 
@@ -100,7 +102,7 @@ class Worker:
         self.zexits = {}
         self.judge = self.jsock = self.jreader = None
         self.judge_specs = set()
-        self.exact = False  # this job's records come one by one (after a judge that held some back got stuck)
+        self.ledger = None  # shared with the judge only (made after the zygote's fork): verdicts as decided
         self.specs = {}
         self.landlock = []
 
@@ -136,8 +138,11 @@ class Worker:
         from . import judge
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         confine = self.confine if self.cfg.get("landlock", True) else None
+        if self.ledger is not None:
+            self.ledger.close()
+        self.ledger = mmap.mmap(-1, _LEDGER_BYTES)  # MAP_SHARED: the judge's marks are ours to read
         self.judge = _fork_helper(theirs.detach(), judge.main, self.base, self.cfg.get("judge_memory_mb", 2048),
-                                  confine)
+                                  confine, self.ledger)
         self.jsock, self.jreader, self.judge_specs = ours, framing.Reader(1 << 26), set()
 
     def stop_judge(self):
@@ -313,7 +318,6 @@ class Worker:
         n = len(spec["plan"])
         results = [None] * n
         self.counter += 1
-        self.exact = False
         jobdir = os.path.join(self.base, f"job{self.counter}-{os.urandom(6).hex()}")
         os.mkdir(jobdir, 0o700)
         deadline_job = t0 + job["job_timeout_s"]
@@ -335,6 +339,7 @@ class Worker:
         """One candidate (and judge) over the remaining tests; False when nothing more can run."""
         if self.judge is None:
             self.start_judge()
+        self.ledger[:len(spec["plan"]) + 1] = bytes(len(spec["plan"]) + 1)
         cand = self.spawn(job, jobdir)
         msg = {"digest": job["digest"], "code": job["code"], "order": list(remaining), "jobdir": jobdir,
                "detail_chars": job["detail_chars"], "max_output": job["max_output"],
@@ -353,8 +358,28 @@ class Worker:
         self.kill_candidate(cand)
         return outcome != "done"
 
-    def _hold(self, job):
-        return 0.0 if self.exact else min(_HOLD_S, job["test_timeout_s"] / 4)
+    @staticmethod
+    def _hold(job):
+        return min(_HOLD_S, job["test_timeout_s"] / 4)
+
+    def _recover(self, remaining, results, timed_out=False):
+        """After the judge died or was killed: the verdicts its ledger holds whose records never arrived. Those
+        tests ran; they never run again (a second try would let a program that made the judge die or hang
+        pass a test it failed). True when the program had loaded."""
+        ledger = self.ledger
+        lost = {"status": "killed", "runtime_s": 0.0, "detail": "the verdict was lost with the judge process"}
+        for i in list(remaining):
+            code = ledger[1 + i] if 1 + i < len(ledger) else 0
+            if not code:
+                continue
+            status = framing.LEDGER_STATUSES[code - 1] if code <= len(framing.LEDGER_STATUSES) else "error"
+            if status == "ok":  # the call format's return value went with the record: nothing to compare
+                results[i] = dict(lost)
+            else:
+                results[i] = {"status": "timeout" if timed_out and status == "killed" else status,
+                              "runtime_s": 0.0, "detail": "decided before the judge process was stopped"}
+            remaining.remove(i)
+        return bool(ledger[0]) or any(r is not None for r in results)
 
     def _supervise(self, job, cand, remaining, results, deadline_job):
         # A test starts less than `hold` after the judge last sent records, so a deadline of t_test + hold from
@@ -377,11 +402,9 @@ class Worker:
                     continue
                 if fd is self.jsock:
                     data = self.jsock.recv(_RECV)
-                    if not data:  # the judge died
+                    if not data:  # the judge died: what it decided is in its ledger, the next test died with it
                         self.stop_judge()
-                        if not self.exact:  # with the records it held: run the rest again, one by one
-                            self.exact = True
-                        elif started and remaining:
+                        if (self._recover(remaining, results) or started) and remaining:
                             results[remaining[0]] = {"status": "killed", "runtime_s": 0.0,
                                                      "detail": "the judge process died"}
                             remaining.pop(0)
@@ -390,6 +413,7 @@ class Worker:
                         records = self.jreader.feed(data)
                     except framing.FrameError:
                         self.stop_judge()
+                        self._recover(remaining, results)
                         return "restart"
                     for rec in records:
                         what = rec[0]
@@ -457,8 +481,8 @@ class Worker:
         The judge notices the dead candidate and sends every record it held back, the test our kill ended
         reported as "killed": that one timed out (none reported: the first one unreported, e.g. after a
         fixture hung; the program never loaded: all of them). A judge that does not answer is stuck in code
-        of its own (a test's); its held-back records are lost with it, so the remaining tests run again with
-        records sent one by one, and then the first one unreported is the one that hangs."""
+        of its own (a test's, or decoding what the program sent): it is killed, the verdicts it held back are
+        read from its ledger, and the first test without one is the one that hangs."""
         try:
             os.killpg(cand.pid, signal.SIGKILL)
         except OSError:
@@ -491,10 +515,8 @@ class Worker:
                         self._charge(timeout, started, remaining, results)
                     return "restart"
         self.stop_judge()
-        if not self.exact:
-            self.exact = True
-        else:
-            self._charge(timeout, started, remaining, results)
+        started = self._recover(remaining, results, timed_out=True) or started
+        self._charge(timeout, started, remaining, results)
         return "restart"
 
     @staticmethod

@@ -430,3 +430,147 @@ def test_unittest_tests_a_class_inherits_run_too(sb):
         "class T(Checks, unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(1), 1)\n"]})
     wrong, right = sb.run([Job("def f(x):\n    return 1\n", label), Job("def f(x):\n    return x * x\n", label)])
     assert [o.status for o in wrong.outcomes] == ["passed", "failed"] and right.pass_rate == 1.0
+
+
+# A test's callback that fails tells the program the expected value (its assertion message): letting that
+# assertion through fails the test. Making the judge die or hang (killed without signal scoping; stuck
+# decoding a set of ints that all share one hash) once lost the verdicts it held back, and the tests ran again
+# with a fresh candidate that read what the first one had learned from a file: a failed test then passed.
+LEARN_LABELS = {
+    "assert": {"format": "assert", "tests": [
+        f"def _chk(v):\n    assert v == {SECRET!r}, (v, {SECRET!r})\n    return True\nassert apply(_chk)",
+        f"assert apply(lambda v: v == {SECRET!r} + '!')"]},
+    "unittest": {"format": "unittest", "tests": [
+        "import unittest\nclass T(unittest.TestCase):\n"
+        f"    def test_a(self):\n        self.assertTrue(apply(lambda v: self.assertEqual(v, {SECRET!r}) or True))\n"
+        f"    def test_b(self):\n        self.assertTrue(apply(lambda v: v == {SECRET!r} + '!'))\n"]},
+    "humaneval": {"format": "humaneval", "entry_point": "apply", "tests": [
+        f"def check(candidate):\n    def _chk(v):\n        assert v == {SECRET!r}, (v, {SECRET!r})\n        return True\n"
+        f"    assert candidate(_chk)\n    assert candidate(lambda v: v == {SECRET!r} + '!')\n"]},
+}
+_LEARN = ("import os, re\nP = 'learned.txt'\n"
+          "def apply(cb):\n    if os.path.exists(P):\n        s = open(P).read()\n        return cb(s) or cb(s + '!')\n"
+          "    try:\n        return cb('wrong')\n    except AssertionError as e:\n"
+          "        open(P, 'w').write(re.findall(r'zq-[\\w-]+', str(e))[0])\n        _stop_the_judge(cb)\n        raise\n")
+_KILL_JUDGE = ("import signal\ndef _stop_the_judge(cb):\n    zygote = os.getppid()\n"
+               "    worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+               "    for p in os.listdir('/proc')[:4096]:\n        if p.isdigit() and int(p) not in (zygote, os.getpid()):\n"
+               "            try:\n                st = open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()\n"
+               "            except OSError:\n                continue\n            if int(st[1]) == worker:\n"
+               "                os.kill(int(p), signal.SIGKILL)\n")
+# Cheap here (each int hashes apart), ~3 s of CPU for the judge to rebuild as a set (bounded: 20,000 items).
+_STALL_JUDGE = ("class _I(int):\n    def __hash__(self):\n        return id(self)\n"
+                "def _stop_the_judge(cb):\n    m = (1 << 61) - 1\n    cb({_I(i * m) for i in range(1, 20000)})\n")
+
+
+def test_a_judge_that_dies_or_hangs_gives_no_second_try(one_worker_no_scoping):
+    res = one_worker_no_scoping.run([Job(_LEARN + _KILL_JUDGE, parse_label(lab)) for lab in LEARN_LABELS.values()])
+    for fmt, r in zip(LEARN_LABELS, res, strict=True):
+        assert r.outcomes[0].status == "killed", (fmt, [(o.status, o.detail[:200]) for o in r.outcomes])
+    cfg = SandboxConfig(isolation="bwrap", workers=1, test_timeout_s=0.3, job_timeout_s=8.0)
+    with Sandbox(cfg) as s:
+        r = s.run([Job(_LEARN + _STALL_JUDGE, parse_label(LEARN_LABELS["assert"]))])[0]
+        assert r.outcomes[0].status == "timeout", [(o.status, o.detail[:200]) for o in r.outcomes]
+    honest = f"def apply(cb):\n    return cb({SECRET!r}) or cb({SECRET!r} + '!')\n"
+    assert [r.pass_rate for r in one_worker_no_scoping.run([Job(honest, parse_label(lab))
+                                                             for lab in LEARN_LABELS.values()])] == [1.0] * 3
+
+
+# random's state crosses back from the program so that a test's next draw continues the program's. A state the
+# program chose (a reseed, or pushed without the test sharing random at all) chose the inputs the test drew
+# next: a program right only on the input it knew in advance passed.
+RANDOM_LABELS = {
+    "assert": {"format": "assert", "tests": [
+        "assert f(2) == 4", "import random\nn = random.randint(0, 10 ** 9)\nassert f(n) == n * n"]},
+    "assert_seeded": {"format": "assert", "tests": [
+        "import random\nrandom.seed(1)\nassert f(2) == 4", "n = random.randint(0, 10 ** 9)\nassert f(n) == n * n"]},
+    "unittest": {"format": "unittest", "tests": [
+        "import random, unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(2), 4)\n"
+        "    def test_b(self):\n        random.seed(1)\n        self.assertEqual(f(2), 4)\n"
+        "        n = random.randint(0, 10 ** 9)\n        self.assertEqual(f(n), n * n)\n"]},
+    "humaneval": {"format": "humaneval", "entry_point": "f", "tests": [
+        "import random\ndef check(candidate):\n    assert candidate(2) == 4\n    n = random.randint(0, 10 ** 9)\n"
+        "    assert candidate(n) == n * n\n"]},
+}
+_RESEED = ("import gc, random\n_KNOWN = random.Random(7).randint(0, 10 ** 9)\n"
+           "def f(x):\n    if x == 2:\n        for o in gc.get_objects():\n"
+           "            if type(o).__name__ == 'Server' and hasattr(o, 'random_linked'):\n"
+           "                o.random_linked = True\n        random.seed(7)\n        return 4\n"
+           "    return x * x if x == _KNOWN else 0\n")
+
+
+def test_the_program_never_chooses_what_the_test_draws_next(sb, one_worker_no_scoping):
+    res = sb.run([Job(_RESEED, parse_label(lab)) for lab in RANDOM_LABELS.values()])
+    for fmt, r in zip(RANDOM_LABELS, res, strict=True):
+        assert r.outcomes[-1].status == "failed", (fmt, [(o.status, o.detail[:200]) for o in r.outcomes])
+    # A program that draws from the test's sequence hands it back: the test's next draw continues it.
+    honest = parse_label({"format": "assert", "tests": [
+        "import random\nrandom.seed(3)\na = roll(700)\nb = random.random()\nrandom.seed(3)\n"
+        "want = [random.randint(1, 6) for _ in range(700)]\nassert a == want and b == random.random()"]})
+    code = "import random\ndef roll(k):\n    return [random.randint(1, 6) for _ in range(k)]\n"
+    assert sb.run([Job(code, honest)])[0].pass_rate == 1.0
+    # Nor does one job's sequence (its test's seed) carry over to the next job's tests in the same judge.
+    seeds = parse_label({"format": "assert", "tests": ["import random\nrandom.seed(42)"]})
+    draws = parse_label({"format": "assert", "tests": ["import random\nassert guess() == random.random()"]})
+    guess = "import random\ndef guess():\n    return random.Random(42).random()\n"
+    one_worker_no_scoping.run([Job("x = 1\n", seeds)])
+    assert one_worker_no_scoping.run([Job(guess, draws)])[0].passed == 0
+
+
+# The program may set the data of a test's objects (node.next, acc.balance), never what the test runs or reads as
+# its own record: a Mock's assertions, counters, return value, side effect or children, a method of a test class.
+_BOX = ("class Box:\n    def __init__(self):\n        self.items = []\n    def valid(self):\n"
+        "        return self.items == sorted(self.items) and len(self.items) == 3\n")
+OVERRIDE_LABELS = {
+    "assert": {"format": "assert", "tests": [
+        "from unittest import mock\nm = mock.Mock()\nnotify(m)\nm.send.assert_called_once_with('hello')",
+        "from unittest import mock\nm = mock.MagicMock()\nnotify(m)\nassert m.call_count == 2 and m.ack.called",
+        _BOX + "b = Box()\nnotify(b)\nassert b.valid()"]},
+    "unittest": {"format": "unittest", "tests": [
+        "import unittest\nfrom unittest import mock\n" + _BOX + "class T(unittest.TestCase):\n"
+        "    def test_a(self):\n        m = mock.Mock()\n        notify(m)\n        m.assert_called_once_with('hi')\n"
+        "    def test_b(self):\n        m = mock.Mock(return_value=1)\n        notify(m)\n"
+        "        self.assertEqual(m.return_value, 7)\n        m.send.assert_not_called()\n"
+        "    def test_c(self):\n        b = Box()\n        notify(b)\n        self.assertTrue(b.valid())\n"]},
+    "humaneval": {"format": "humaneval", "entry_point": "notify", "tests": [
+        "from unittest import mock\n" + _BOX + "def check(candidate):\n    m = mock.Mock()\n    candidate(m)\n"
+        "    m.send.assert_called_once_with('hello')\n    b = Box()\n    candidate(b)\n    assert b.valid()\n"]},
+}
+_OVERRIDE = ("def _yes(*a, **k):\n    return True\nclass _Fake:\n    def __getattr__(self, name):\n        return _yes\n"
+             "def notify(m):\n    for target, name, value in [(m, 'assert_called_once_with', _yes), (m, 'call_count', 2),\n"
+             "            (m, 'return_value', 7), (m, 'side_effect', _yes), (m, 'valid', _yes), (m, 'ack', _Fake()),\n"
+             "            (m, 'called', True)]:\n        try:\n            setattr(target, name, value)\n"
+             "        except Exception:\n            pass\n    for child in ('send', 'ack'):\n        try:\n"
+             "            getattr(m, child).assert_called_once_with = _yes\n        except Exception:\n            pass\n"
+             "        try:\n            setattr(m, child, _Fake())\n        except Exception:\n            pass\n")
+
+
+def test_the_program_never_rewrites_the_tests_own_checks(sb):
+    res = sb.run([Job(_OVERRIDE, parse_label(lab)) for lab in OVERRIDE_LABELS.values()])
+    for fmt, r in zip(OVERRIDE_LABELS, res, strict=True):
+        assert r.passed == 0, (fmt, [(o.status, o.detail[:200]) for o in r.outcomes])
+    # Data stays the program's to set: a plain attribute of a mock, a node's link, a test object's field.
+    label = parse_label({"format": "assert", "tests": [
+        "from unittest import mock\nm = mock.Mock()\nconfigure(m)\nassert m.timeout == 30 and m.send.call_count == 1",
+        "class Node:\n    def __init__(self, v, nxt=None):\n        self.v, self.next = v, nxt\n    def vals(self):\n"
+        "        return [self.v] + (self.next.vals() if self.next else [])\n"
+        "h = Node(1, Node(2))\nassert link(h).vals() == [1, 2, 3]"]})
+    honest = ("def configure(m):\n    m.timeout = 30\n    m.send('x')\n"
+              "class Tail:\n    v, next = 3, None\n    def vals(self):\n        return [3]\n"
+              "def link(h):\n    h.next.next = Tail()\n    return h\n")
+    assert sb.run([Job(honest, label)])[0].pass_rate == 1.0
+
+
+def test_assert_set_equal_never_asks_the_program(sb):
+    # assertSetEqual(a, b) calls a.difference(b) and b.difference(a): an object of the program received the
+    # expected set and answered that nothing differs.
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nclass T(unittest.TestCase):\n"
+        "    def test_a(self):\n        self.assertSetEqual(primes(10), {2, 3, 5, 7})\n"
+        "    def test_b(self):\n        self.assertSetEqual({2, 3, 5, 7}, primes(10))\n"]})
+    lying = ("class S:\n    seen = ()\n    def difference(self, other):\n        S.seen = set(other)\n        return set()\n"
+             "    def __iter__(self):\n        return iter(S.seen)\ndef primes(n):\n    return S()\n")
+    r = sb.run([Job(lying, label)])[0]
+    assert [o.status for o in r.outcomes] == ["unsupported"] * 2, [o.detail for o in r.outcomes]
+    honest = "def primes(n):\n    return {p for p in range(2, n) if all(p % d for d in range(2, p))}\n"
+    assert sb.run([Job(honest, label)])[0].pass_rate == 1.0
