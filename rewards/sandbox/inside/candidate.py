@@ -271,6 +271,14 @@ class Server:
             op = msg[0]
             if op == "call":
                 return self._call(msg)
+            if op == "with":  # another request, with the test's shared state mirrored as for a call
+                saved = self._mirror(msg[1] or {})
+                try:
+                    reply = self.handle(msg[2]) if type(msg[2]) is list and msg[2][:1] != ["with"] else \
+                        ["raise", {"cls": ["R", "builtins", "ValueError"], "args": None, "str": "bad request"}]
+                finally:
+                    out = self._unmirror(saved)
+                return [*reply[:2], out]
             target = self.objs[msg[1]]
             if op == "get":
                 return ["ok", self.value(getattr(target, msg[2]))]

@@ -527,17 +527,29 @@ class Session:
             exc._coderl_tb = tb[-self.detail_chars:] if self.detail_chars else ""
         return exc
 
+    def _mirrored_request(self, msg):
+        """A request that runs program code other than a call (a generator's next, __enter__/__exit__, a
+        property): the state the test shares with the program is mirrored for it as for a call, so what a
+        generator prints reaches the test's redirected stdout and a context manager calls the test's
+        patched time.perf_counter."""
+        ctx = self._mirror()
+        if not ctx:
+            return self._request(msg)
+        reply = self._request(["with", ctx, msg])
+        self._unmirror(reply[2] if len(reply) > 2 else None, ctx, {})
+        return reply
+
     def get(self, proxy, name):
-        return self._result(self._request(["get", proxy._coderl_i, name]))
+        return self._result(self._mirrored_request(["get", proxy._coderl_i, name]))
 
     def set(self, proxy, name, value):
-        self._result(self._request(["set", proxy._coderl_i, name, self.enc(value)]))
+        self._result(self._mirrored_request(["set", proxy._coderl_i, name, self.enc(value)]))
 
     def delete(self, proxy, name):
-        self._result(self._request(["del", proxy._coderl_i, name]))
+        self._result(self._mirrored_request(["del", proxy._coderl_i, name]))
 
     def op(self, proxy, name, *args):
-        return self._result(self._request(["op", proxy._coderl_i, name, *(self.enc(a) for a in args)]),
+        return self._result(self._mirrored_request(["op", proxy._coderl_i, name, *(self.enc(a) for a in args)]),
                             stop=name == "next")
 
     def call(self, proxy, args, kwargs):

@@ -93,6 +93,17 @@ PASSING = {
          "import io, sys\nfrom unittest import mock\nwith mock.patch('sys.stdout', new_callable=io.StringIO) as out:\n    greet('Cy')\n"
          "self.assertIn('Cy', out.getvalue())",
          "import io, sys\nfrom unittest import mock\nwith mock.patch('sys.stdin', io.StringIO('1 2\\n3')):\n    self.assertEqual(read_all(), ['1', '2', '3'])"]),
+    "shared_state_outside_calls": (  # a generator's next, a context manager, a property run program code too
+        "import time\ndef countdown(n):\n    while n:\n        print('T', n)\n        yield n\n        n -= 1\n    print('go')\n"
+        "class Timer:\n    def __enter__(self):\n        self.t0 = time.perf_counter()\n        return self\n"
+        "    def __exit__(self, *exc):\n        self.elapsed = time.perf_counter() - self.t0\n"
+        "    @property\n    def loud(self):\n        print('read')\n        return 1\n",
+        ["import io, contextlib\nbuf = io.StringIO()\nwith contextlib.redirect_stdout(buf):\n    self.assertEqual(list(countdown(2)), [2, 1])\n"
+         "self.assertEqual(buf.getvalue(), 'T 2\\nT 1\\ngo\\n')",
+         "from unittest import mock\nwith mock.patch('time.perf_counter', side_effect=[10.0, 12.5]):\n    with Timer() as t:\n        pass\n"
+         "self.assertEqual(t.elapsed, 2.5)",
+         "import io\nfrom unittest import mock\nwith mock.patch('sys.stdout', new_callable=io.StringIO) as out:\n    self.assertEqual(Timer().loud, 1)\n"
+         "self.assertEqual(out.getvalue(), 'read\\n')"]),
     "plain_python_programs": (
         "import traceback, inspect, sys, doctest, dataclasses, functools\n"
         "def where():\n    return inspect.currentframe().f_code.co_name\n"
