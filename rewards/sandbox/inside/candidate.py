@@ -45,6 +45,7 @@ _TYPE_REFS = {t: ["R", "types", n] for n, t in vars(types).items()
 # The special methods the judge's proxy of an object has only when the object's type has them (judge._OPTIONAL).
 _CAPS = tuple(f"__{n}__" for n in (
     "call", "getitem", "setitem", "delitem", "round", "instancecheck", "subclasscheck", "contains", "next", "exit",
+    "await",
     "len", "bool", "iter", "int", "float", "index", "complex", "neg", "pos", "abs", "invert", "reversed", "enter",
     *(p + n for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and",
                       "or", "xor") for p in ("", "r"))))
@@ -322,6 +323,12 @@ class Server:
             return round(target, *args)
         if name == "exit":  # the type of an exception in flight in the test, never its value
             return target.__exit__(args[0] if args else None, None, None)
+        if name == "await":  # the judge's `await` on a coroutine of the program: run here, in a loop of its own
+            import asyncio
+
+            async def drive(awaitable):
+                return await awaitable
+            return asyncio.run(drive(target))
         if name == "nextn":  # ["items...", done]: the judge's prefetch for a long iteration
             items = []
             for _ in range(min(int(args[0]), _NEXT_BATCH)):

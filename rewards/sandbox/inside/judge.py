@@ -274,6 +274,28 @@ def _exit(self, typ, value, tb):
     return False
 
 
+def _await(self):
+    """`await` on a coroutine of the program: it runs to its end in an event loop of the candidate's own (the
+    test's loop cannot run the program's code), and its result or exception comes back as data."""
+    return self._coderl_s.op(self, "await")
+    yield  # noqa: unreachable -- makes this a generator, as __await__ must return an iterator
+
+
+def _coro_send(self, value):
+    """asyncio.run(coroutine of the program) in the test: the event loop's first step runs it to its end (_await)."""
+    if value is not None:
+        raise TypeError("can't send non-None value to a just-started coroutine")
+    raise StopIteration(self._coderl_s.op(self, "await"))
+
+
+def _coro_throw(self, typ, value=None, tb=None):
+    raise typ if value is None else value
+
+
+# What asyncio drives a coroutine with, for a proxy of an awaitable (its loop's step: send, throw, close).
+_AWAITABLE = {"send": _coro_send, "throw": _coro_throw, "close": lambda self: None}
+
+
 _OPTIONAL = {  # special methods a proxy has only when the program's type has them (candidate._CAPS)
     "__call__": lambda self, *args, **kwargs: self._coderl_s.call(self, args, kwargs),
     "__getitem__": lambda self, key: self._coderl_s.op(self, "getitem", key),
@@ -285,6 +307,7 @@ _OPTIONAL = {  # special methods a proxy has only when the program's type has th
     "__contains__": _unjudgeable("`in` on an object of the program"),
     "__next__": _next,
     "__exit__": _exit,
+    "__await__": _await,
 }
 for _name in ("len", "bool", "iter", "int", "float", "index", "complex", "neg", "pos", "abs", "invert",
               "reversed", "enter"):
@@ -311,7 +334,8 @@ def _proxy_class(info):
     eq, order = bool(info.get("eq")), bool(info.get("ord"))
     cls = _PROXY_CLASSES.get((key, nohash, name, real, eq, order))
     if cls is None:
-        body = {"__slots__": (), **{n: _OPTIONAL[n] for n in key}, **_META, "__qualname__": name,
+        body = {"__slots__": (), **{n: _OPTIONAL[n] for n in key},
+                **(_AWAITABLE if real is types.CoroutineType else {}), **_META, "__qualname__": name,
                 "_coderl_type": real, "_coderl_eq": eq, "_coderl_ord": order}
         if nohash:
             body["__hash__"] = None

@@ -104,6 +104,13 @@ PASSING = {
          "self.assertEqual(t.elapsed, 2.5)",
          "import io\nfrom unittest import mock\nwith mock.patch('sys.stdout', new_callable=io.StringIO) as out:\n    self.assertEqual(Timer().loud, 1)\n"
          "self.assertEqual(out.getvalue(), 'read\\n')"]),
+    "coroutines_of_the_program": (  # awaited in an IsolatedAsyncioTestCase, or run by asyncio.run in the test
+        "import asyncio\nasync def double(x):\n    await asyncio.sleep(0.001)\n    if x is None:\n        raise KeyError('x')\n"
+        "    return 2 * x\nasync def both(a, b):\n    return list(await asyncio.gather(double(a), double(b)))\n",
+        ["import asyncio\nself.assertEqual(asyncio.run(double(21)), 42)\nself.assertEqual(asyncio.run(both(1, 2)), [2, 4])",
+         "import asyncio\nwith self.assertRaises(KeyError):\n    asyncio.run(double(None))",
+         "import asyncio\nasync def go():\n    self.assertEqual(await double(3), 6)\n    with self.assertRaises(KeyError):\n"
+         "        await double(None)\nasyncio.run(go())"]),
     "plain_python_programs": (
         "import traceback, inspect, sys, doctest, dataclasses, functools\n"
         "def where():\n    return inspect.currentframe().f_code.co_name\n"
