@@ -10,6 +10,7 @@ limits). The families, in tests/rewards/sandbox/fidelity/:
   mbpp       mbpp_style.py: assert lists, test_setup_code / test_imports
   coderm     coderm_style.py: LLM-style unittest modules on function / class / script programs
   apps       apps_style.py: stdio programs and call-based (fn_name) problems
+  heldout    heldout_style.py: written apart from the others, every label format, other idioms (own report)
 
     python -m scripts.bench.fidelity                       # HumanEval (~1.9k programs x 3 formats)
     python -m scripts.bench.fidelity --family families     # mbpp + coderm + apps (~1k programs)
@@ -26,7 +27,7 @@ from collections import Counter
 
 from tests.rewards.sandbox.fidelity.allowlist import is_limit, reason_for, tolerated  # noqa: E402
 from tests.rewards.sandbox.fidelity.corpus import build_corpus  # noqa: E402
-from tests.rewards.sandbox.fidelity.families import FAMILIES, family_of, family_programs  # noqa: E402
+from tests.rewards.sandbox.fidelity.families import DISJOINT, FAMILIES, family_of, family_programs  # noqa: E402
 from tests.rewards.sandbox.fidelity.measure import TIMEOUT_S, family_jobs, measure, measure_work  # noqa: E402
 from tests.support import humaneval_rows  # noqa: E402
 
@@ -80,16 +81,20 @@ def main(argv: list[str] | None = None) -> int:
         rows = humaneval_rows()
         programs = build_corpus(rows, seed=args.seed, every=args.every)
         reports["humaneval"] = measure(rows, programs, timeout_s=args.timeout_s, workers=args.workers)
-    names = list(FAMILIES) if args.family in ("families", "all") else \
-        [args.family] if args.family in FAMILIES else []
+    names = list(DISJOINT) if args.family in ("families", "all") else \
+        [args.family] if args.family in DISJOINT else []
     if names:
         programs = family_programs(names, seed=args.seed, every=args.every)
         reports["families"] = measure_work(family_jobs(programs), timeout_s=args.timeout_s,
                                            workers=args.workers)
+    if args.family in ("heldout", "all"):  # its formats overlap the others': a report of its own
+        programs = family_programs(["heldout"], seed=args.seed, every=args.every)
+        reports["heldout"] = measure_work(family_jobs(programs), timeout_s=args.timeout_s, workers=args.workers)
     for title, report in reports.items():
         for d in report["disagreements"]:
             d["allowlisted"] = reason_for(d["pid"])
-        family_names = {} if title == "humaneval" else {fmt: family_of(fmt) for fmt in report["formats"]}
+        family_names = {} if title == "humaneval" else \
+            {fmt: "heldout" if title == "heldout" else family_of(fmt) for fmt in report["formats"]}
         _print_report(title, report, family_names)
     if args.json:
         tmp = f"{args.json}.tmp"

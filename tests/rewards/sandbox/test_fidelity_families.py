@@ -87,3 +87,36 @@ def test_unsupported_only_where_a_limit_is_documented(report):
     assert not undocumented, undocumented[:10]
     limits = [d for d in report["disagreements"] if is_limit(d["pid"])]
     assert all(d["status"] == "unsupported" for d in limits if d["reference"]), limits[:5]
+
+
+# ------------------------------------------------------------------------------------------ held out
+# Written apart from the families above, in every label format (fidelity/heldout_style.py): measured on its own,
+# every task (its formats overlap theirs, and it is the check that the executor was not fitted to them).
+
+@pytest.fixture(scope="module")
+def heldout_programs():
+    return family_programs(["heldout"])
+
+
+@pytest.fixture(scope="module")
+def heldout_report(heldout_programs) -> dict:
+    r = measure_work(family_jobs(heldout_programs), workers=2, reference_workers=4, concurrent=True)
+    print(f"\nheld-out family: {r['programs']} programs, reference {r['reference_wall_s']} s, "
+          f"ours {r['ours_wall_s']} s (side by side)")
+    for fmt, f in r["formats"].items():
+        print(f"  {fmt:<9} agreement {100 * f['agreement']:.2f}% ({f['agree']}/{f['programs']})")
+    return r
+
+
+def test_heldout_family_agrees_with_plain_python(heldout_report, heldout_programs):
+    assert set(heldout_report["formats"]) == set(FORMATS["heldout"])
+    assert [r for r in heldout_report["reference_rejects_correct"] if not tolerated(r["pid"])] == []
+    message = unexplained(heldout_report)
+    assert not message, message
+    old = stale({p.pid for p in heldout_programs}, {d["pid"] for d in heldout_report["disagreements"]})
+    assert not [k for k in old if k.startswith("heldout/")], old
+    undocumented = [e for u in heldout_report["unsupported"].values() for e in u["examples"]
+                    if not is_limit(e["pid"])]
+    assert not undocumented, undocumented[:10]
+    for fmt, f in heldout_report["formats"].items():  # bugs and mutants fail often enough to matter
+        assert 0.25 * f["programs"] < f["reference_passed"] < 0.9 * f["programs"], (fmt, f)

@@ -5,7 +5,7 @@ here, and on an entry that no longer disagrees (remove it: the executor got bett
 ("HumanEval/<n>:<kind>", "coderm/<task>:<kind>", ...; a HumanEval entry covers its three formats) or a task id
 ("coderm/<task>": every program of that task). Every entry is explained in docs/fidelity.md.
 
-Two kinds, and nothing else:
+Three kinds, and nothing else:
 
 * ``LIMITS`` -- the test needs what the judge's plain-data channel cannot carry without letting the program
   decide a comparison (docs/sandbox.md, "The channel"): the status is ``unsupported``, never a pass. These
@@ -35,6 +35,23 @@ LIMITS: dict[str, str] = {
     "coderm/plugin_base": "a test class deriving from a class of the program (`class Reverse(Plugin)` in "
                           "the test)",
     "coderm/session_timer": "`mock.patch('solution.datetime')` replaces a name of the solution module",
+    "heldout/money_eq": _EQ + " (`assertEqual(Money.from_str('1.00'), Money(100))`, `assertLess(Money(1), "
+                              "Money(2))` with total_ordering)",
+    "heldout/patch_solution_helper": "`@patch('solution.roll_die')` replaces a name of the solution module",
+    "heldout/subclass_limit": "a test class deriving from a class of the program (`class Upper(Plugin)` in "
+                              "the test)",
+}
+
+# Disagreements found and not fixed yet (docs/fidelity.md, "Open"): each is a gap of the judge, not a limit.
+OPEN: dict[str, str] = {
+    "heldout/rotate_inplace": "a list nested in an argument comes back as a new object: the test's `first = "
+                              "m[0]; rotate(m); assertIs(m[0], first)` fails (write-back replaces the rows)",
+    "heldout/inventory_dataclass:bug:shared_tags": "a container the program returns is a copy: the test's "
+                              "`a.tags.append('x')` does not reach the program's list, so a bug sharing one "
+                              "default list between instances passes (false positive)",
+    "heldout/script_menu": "a StopIteration raised by the test's own exhausted `side_effect` becomes a "
+                           "RuntimeError on its way out of a call (only next() may end an iteration), so "
+                           "`assertRaises(StopIteration)` around the program fails",
 }
 
 TOLERANCE: dict[str, str] = {
@@ -42,7 +59,7 @@ TOLERANCE: dict[str, str] = {
                     "not 0.2, so they fail correct programs; the call format accepts numbers within 1e-6",
 }
 
-EXPLAINED: dict[str, str] = {**LIMITS, **TOLERANCE}
+EXPLAINED: dict[str, str] = {**LIMITS, **TOLERANCE, **OPEN}
 
 
 def _lookup(table: dict[str, str], pid: str) -> str | None:
