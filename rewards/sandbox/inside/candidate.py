@@ -12,7 +12,6 @@ only outcome. stdlib only.
 """
 
 import builtins
-import collections
 import io
 import operator
 import os
@@ -31,9 +30,7 @@ _UNARY = {"len": len, "bool": bool, "iter": iter, "next": next, "str": str, "rep
           "int": int, "float": float, "index": operator.index, "complex": complex, "neg": operator.neg,
           "pos": operator.pos, "abs": abs, "invert": operator.invert, "reversed": reversed,
           "dir": lambda o: sorted(str(n) for n in dir(o)), "type": type, "enter": lambda o: o.__enter__()}
-_MUTABLE = (list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
-            collections.defaultdict)
-_RETAINED, _RETAINED_ITEMS = 64, 10_000  # kept arguments followed after later calls: how many, how long
+_RETAINED, _RETAINED_ITEMS = 64, 10_000  # shared containers followed after later requests: how many, how long
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
 _CAPTURE_CHARS = 1 << 20  # what a test redirecting stdout gets of one call's output
 _MISSING = object()
@@ -153,7 +150,11 @@ class Server:
         self.judge_objs = {}  # the judge's ids -> JudgeObject (one proxy per object keeps `is` working)
         self.chan = None
         self.random_linked = False  # the test set the random module's state: keep the judge's in step
-        self.retained = {}  # the judge's id -> [a test's argument the program keeps, its state last reported]
+        # Containers the test and the program both hold (wire.MUTABLE): id -> [object, its state as last agreed].
+        # Positive ids are the judge's (a test's argument the program kept), negative ones ours (a container the
+        # program kept and handed to the test).
+        self.retained = {}
+        self.share_seq = 0
 
     # ---------------------------------------------------------------- values out / in
     def export(self, obj):
@@ -245,6 +246,27 @@ class Server:
             return self.export(value)
         return enc
 
+    def _ok(self, value, kept):
+        """The reply carrying value; a container the program also keeps (`kept`: more references than a fresh
+        one) is shared: the test's copy and the program's object are followed both ways from then on, as in
+        plain Python they are one object (a default list shared by instances, a cached result)."""
+        enc = self.value(value)
+        if not kept or type(value) not in wire.MUTABLE or enc[:1] == ["h"]:
+            return ["ok", enc]
+        tid = self._share(value, enc)
+        return ["ok", enc] if tid is None else ["ok", enc, {"shared": tid}]
+
+    def _share(self, value, enc):
+        """The id value is followed under (ours are negative), or None when it is not followed."""
+        for tid, entry in self.retained.items():
+            if entry[0] is value:
+                return tid if tid < 0 else None  # a test's own argument keeps today's copy semantics
+        if len(value) > _RETAINED_ITEMS or len(self.retained) >= _RETAINED:
+            return None
+        self.share_seq -= 1
+        self.retained[self.share_seq] = [value, enc]
+        return self.share_seq
+
     def raise_reply(self, exc):
         desc = wire.encode_exception(exc, self.export)
         try:
@@ -279,10 +301,13 @@ class Server:
                         ["raise", {"cls": ["R", "builtins", "ValueError"], "args": None, "str": "bad request"}]
                 finally:
                     out = self._unmirror(saved)
+                if len(reply) > 2 and reply[2]:
+                    out = {**(out or {}), **reply[2]}
                 return [*reply[:2], out]
             target = self.objs[msg[1]]
             if op == "get":
-                return ["ok", self.value(getattr(target, msg[2]))]
+                value = getattr(target, msg[2])
+                return self._ok(value, sys.getrefcount(value) > _FRESH_REFS)
             if op == "set":
                 setattr(target, msg[2], self.dec(msg[3]))
                 return ["ok", None]
@@ -290,7 +315,8 @@ class Server:
                 delattr(target, msg[2])
                 return ["ok", None]
             if op == "op":
-                return ["ok", self.value(self._op(target, msg[2], [self.dec(a) for a in msg[3:]]))]
+                value = self._op(target, msg[2], [self.dec(a) for a in msg[3:]])
+                return self._ok(value, sys.getrefcount(value) > _FRESH_REFS)
             if op == "globals":
                 return ["ok", self._globals()]
             raise ValueError(f"unknown request {op!r}")
@@ -360,17 +386,27 @@ class Server:
         out = self._follow(watch, refs, result, out)
         # Arguments the program changed in place (lists, dicts, sets) go back, so in-place tests work; a
         # result that is one of them says which, so that the test gets its own object back (`sort(xs) is xs`).
-        back = [[i, self.enc(a)] for i, a in enumerate(args) if type(a) in _MUTABLE]
-        back += [[k, self.enc(v)] for k, v in kwargs.items() if type(v) in _MUTABLE]
+        back = [[i, self.enc(a)] for i, a in enumerate(args) if type(a) in wire.MUTABLE]
+        back += [[k, self.enc(v)] for k, v in kwargs.items() if type(v) in wire.MUTABLE]
         same = next((key for key, a in [*enumerate(args), *kwargs.items()]
-                     if a is result and type(a) in _MUTABLE), None)
-        return ["ok", None if same is not None else self.value(result), out, back, same]
+                     if a is result and type(a) in wire.MUTABLE), None)
+        if same is not None:
+            return ["ok", None, out, back, same]
+        reply = self._ok(result, sys.getrefcount(result) > _FRESH_REFS)
+        if len(reply) > 2:
+            out = {**(out or {}), **reply[2]}
+        return ["ok", reply[1], out, back, None]
 
     def _mirror(self, ctx):
         """Install, for one call, what the test changed of the state it shares with the program in plain
         Python: stdout / stderr capture, patched builtins (print, input, open, ...), sys.stdin, sys.argv,
         os.environ, standard-library module attributes (time.sleep, random.randint, ...), random's state."""
         saved = {"attrs": []}
+        for tid, state in ctx.get("sync") or ():  # what the test did to its copies since the last request
+            entry = self.retained.get(tid) if type(tid) is int else None
+            if entry is not None:
+                wire.write_back(entry[0], self.dec(state))
+                entry[1] = self.enc(entry[0])
         for name in ("stdout", "stderr"):
             if ctx.get(name):
                 saved[name] = getattr(sys, name)
@@ -441,14 +477,27 @@ class Server:
         out = []
         for key, tid in track or ():
             a = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
-            if type(a) in _MUTABLE and type(tid) is int:
+            if type(a) in wire.MUTABLE and type(tid) is int:
                 out.append((tid, a))
         return out
 
     def _follow(self, watch, refs, result, out):
-        """Report changes to arguments the program kept from earlier calls (a heap built on the test's list),
-        and start following this call's arguments that it keeps (more references than before the call)."""
-        live, released, kept = [], [], []
+        """Start following this call's arguments that the program keeps (more references than before the
+        call: a heap built on the test's list)."""
+        kept = []
+        for (tid, a), before in zip(watch, refs, strict=True):
+            if sys.getrefcount(a) - (a is result) > before and len(a) <= _RETAINED_ITEMS and \
+                    len(self.retained) < _RETAINED:
+                self.retained[tid] = [a, self.enc(a)]
+                kept.append(tid)
+        if kept:
+            out = out or {}
+            out["kept"] = kept
+        return out
+
+    def _shared_changes(self, out):
+        """What the program did to the containers it shares with the test, and which it no longer holds."""
+        live, released = [], []
         for tid, entry in list(self.retained.items()):
             if sys.getrefcount(entry[0]) <= 2:  # only this table holds it now
                 del self.retained[tid]
@@ -458,16 +507,9 @@ class Server:
             if state != entry[1]:
                 entry[1] = state
                 live.append([tid, state])
-        for (tid, a), before in zip(watch, refs, strict=True):
-            if sys.getrefcount(a) - (a is result) > before and len(a) <= _RETAINED_ITEMS and \
-                    len(self.retained) < _RETAINED:
-                self.retained[tid] = [a, self.enc(a)]
-                kept.append(tid)
-        for name, value in (("live", live), ("released", released), ("kept", kept)):
+        for name, value in (("live", live), ("released", released)):
             if value:
-                out = out or {}
                 out[name] = value
-        return out
 
     @staticmethod
     def _patch(saved, target, name, value):
@@ -505,6 +547,8 @@ class Server:
         if self.random_linked:
             import random
             out["random"] = self.enc(random.getstate())
+        if self.retained:
+            self._shared_changes(out)
         return out or None
 
     def _globals(self):
@@ -514,10 +558,23 @@ class Server:
             if not isinstance(name, str) or name.startswith("__"):
                 continue
             try:
-                out.append([name, self.value(value, _GLOBAL_ITEMS)])
+                enc = self.value(value, _GLOBAL_ITEMS)
+                # A module-level container is the test's too (`from solution import cache`; setUp's clear()).
+                tid = self._share(value, enc) if type(value) in wire.MUTABLE and enc[:1] != ["h"] else None
+                out.append([name, enc] if tid is None else [name, enc, tid])
             except Exception:
                 out.append([name, self.export(value)])
         return out
+
+
+def _fresh_refs():
+    value = []
+    return sys.getrefcount(value)
+
+
+# References a value held in one local variable has, as sys.getrefcount reports them: one more and something
+# else (an attribute, a cache, a closure) keeps it too.
+_FRESH_REFS = _fresh_refs()
 
 
 class _RecursionRoom:

@@ -406,7 +406,10 @@ class Session:
         self.random_synced = None  # random's state as the candidate has it, once the test seeded random
         _RANDOM_SEEDED.clear()
         self.recursion0 = sys.getrecursionlimit()
-        self.tracked, self.track_seq = {}, 0  # arguments the program keeps, by the candidate's id for them
+        # Containers the test and the program both hold (wire.MUTABLE), by id: a test's argument the program
+        # keeps (our ids, positive), a container the program keeps and handed over (its ids, negative), and
+        # each one's state as both sides last agreed on it.
+        self.tracked, self.track_seq, self.synced = {}, 0, {}
 
     # ---------------------------------------------------------------- taint
     def unjudgeable(self, what):
@@ -564,7 +567,8 @@ class Session:
         return reply
 
     def get(self, proxy, name):
-        return self._result(self._mirrored_request(["get", proxy._coderl_i, name]))
+        reply = self._mirrored_request(["get", proxy._coderl_i, name])
+        return self._adopt(reply, self._result(reply))
 
     def set(self, proxy, name, value):
         self._result(self._mirrored_request(["set", proxy._coderl_i, name, self.enc(value)]))
@@ -573,15 +577,44 @@ class Session:
         self._result(self._mirrored_request(["del", proxy._coderl_i, name]))
 
     def op(self, proxy, name, *args):
-        return self._result(self._mirrored_request(["op", proxy._coderl_i, name, *(self.enc(a) for a in args)]),
-                            stop=name == "next")
+        reply = self._mirrored_request(["op", proxy._coderl_i, name, *(self.enc(a) for a in args)])
+        return self._adopt(reply, self._result(reply, stop=name == "next"))
+
+    def _adopt(self, reply, value):
+        """value, which the program keeps too when the reply says it shares it: the test's copy is followed
+        both ways from now on, and the same container handed over again is the test's same object."""
+        out = reply[2] if len(reply) > 2 else None
+        tid = out.get("shared") if type(out) is dict else None
+        if type(tid) is not int or tid >= 0 or type(value) not in wire.MUTABLE:
+            return value
+        known = self.tracked.get(tid)
+        if known is not None and type(known) is type(value):
+            wire.write_back(known, value)
+            value = known
+        elif len(self.tracked) >= _KEPT:
+            return value
+        self.tracked[tid] = value
+        self.synced[tid] = self._state(value)
+        return value
+
+    def _state(self, obj):
+        """A shared container's state as it would cross, or None when it cannot (then it is not pushed)."""
+        def export(x):
+            ref = self._ref(x)
+            if ref is None:
+                raise wire.Unencodable(type(x).__name__)
+            return ref
+        try:
+            return wire.encode(obj, export)
+        except (RecursionError, TypeError, ValueError):  # Unencodable is a TypeError
+            return None
 
     def call(self, proxy, args, kwargs):
         self._check_solution_module()
         ctx = self._mirror()
         pending = {}  # this call's mutable arguments, by the id the candidate reports them under
         for key, a in [*enumerate(args), *kwargs.items()]:
-            if type(a) in _TRACKED:
+            if type(a) in wire.MUTABLE:
                 self.track_seq += 1
                 pending[self.track_seq] = a
                 ctx.setdefault("track", []).append([key, self.track_seq])
@@ -590,10 +623,10 @@ class Session:
         self._unmirror(reply[2] if len(reply) > 2 else None, ctx, pending)
         if reply[0] != "ok":
             raise self.exception(reply[1])
-        value = self.dec(reply[1])
+        value = self._adopt(reply, self.dec(reply[1]))
         for key, state in reply[3] if len(reply) > 3 and type(reply[3]) is list else ():
             target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
-            _write_back(target, self.dec(state))
+            wire.write_back(target, self.dec(state))
         same = reply[4] if len(reply) > 4 else None
         if same is not None:  # the program returned that argument (its state was just written back)
             value = args[same] if type(same) is int and 0 <= same < len(args) else kwargs.get(same) \
@@ -647,6 +680,13 @@ class Session:
                            for c in _ACTIVE_LOG_CAPTURES]
         if _ACTIVE_WARNING_CAPTURES:
             ctx["warnings"] = True
+        if self.tracked:  # present even when empty: the candidate then reports what the program changed
+            push = ctx["sync"] = []
+            for tid, obj in self.tracked.items():
+                state = self._state(obj)
+                if state is not None and state != self.synced.get(tid):
+                    push.append([tid, state])
+                    self.synced[tid] = state
         return ctx
 
     def _mirrored(self, value):
@@ -673,12 +713,15 @@ class Session:
         for tid in out.get("kept") or ():  # followed from now on (held only while the program keeps them)
             if type(tid) is int and tid in pending and len(self.tracked) < _KEPT:
                 self.tracked[tid] = pending[tid]
+                self.synced[tid] = self._state(pending[tid])
         for tid, state in out.get("live") or ():
             if type(tid) is int and tid in self.tracked:
-                _write_back(self.tracked[tid], self.dec(state))
+                wire.write_back(self.tracked[tid], self.dec(state))
+                self.synced[tid] = self._state(self.tracked[tid])
         for tid in out.get("released") or ():
             if type(tid) is int:
                 self.tracked.pop(tid, None)
+                self.synced.pop(tid, None)
         captures = list(_ACTIVE_LOG_CAPTURES) if "logs" in ctx else []
         for k, name, level, message in out.get("logs") or ():
             if type(k) is int and 0 <= k < len(captures) and type(level) is int:
@@ -899,26 +942,6 @@ def _continuation(old, new):
     return None
 
 
-def _write_back(target, state):
-    """Apply what the program did to an argument in place (it worked on its own copy)."""
-    t = type(target)
-    if t is not type(state) or target == state:
-        return
-    if t is list or t is bytearray:
-        target[:] = state
-    elif t is collections.deque:
-        target.clear()
-        target.extend(state)
-    elif t in _TRACKED:  # dict, set and the collections mappings
-        target.clear()
-        target.update(state)
-
-
-# Arguments the candidate reports back after a call when the program changed them in place.
-_TRACKED = frozenset({list, dict, set, bytearray, collections.deque, collections.Counter,
-                      collections.OrderedDict, collections.defaultdict})
-
-
 # ------------------------------------------------------------------------------------------ a job
 
 def classify(exc):
@@ -985,7 +1008,10 @@ def _namespace(session, spec, names):
     ns = {"__builtins__": builtins, "__name__": "__check__"}
     hooks = _HOOKS[spec.format]
     public = {}
-    for name, enc in names:
+    for item in names:
+        if type(item) is not list or len(item) not in (2, 3):
+            continue
+        name, enc = item[0], item[1]
         if type(name) is not str or name.startswith("__"):
             continue
         top = name in sys.stdlib_module_names
@@ -994,6 +1020,8 @@ def _namespace(session, spec, names):
                 ns[name] = public[name] = sys.modules[name]
             continue
         value = session.dec(enc)
+        if len(item) == 3:  # a module-level container: the test's too
+            value = session._adopt(["ok", enc, {"shared": item[2]}], value)
         public[name] = value
         if name not in hooks:
             ns[name] = value

@@ -431,3 +431,25 @@ def build_exception(desc, resolve, depth=0):
                 except Exception:
                     pass
     return exc
+
+
+# Containers that the program and its test may both hold in plain Python (an argument the program keeps, a
+# list it keeps and returns, a module-level table): each side works on its own copy, so in-place changes
+# cross both ways between requests (candidate.Server.retained, judge.Session.tracked).
+MUTABLE = frozenset({list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
+                     collections.defaultdict})
+
+
+def write_back(target, state):
+    """Apply in place what the other side did to its copy of a shared container."""
+    t = type(target)
+    if t is not type(state) or target == state:
+        return
+    if t is list or t is bytearray:
+        target[:] = state
+    elif t is collections.deque:
+        target.clear()
+        target.extend(state)
+    elif t in MUTABLE:  # dict, set and the collections mappings
+        target.clear()
+        target.update(state)

@@ -190,6 +190,18 @@ PASSING = {
          "with self.assertLogs('solution', level='WARNING') as cm:\n    with self.assertWarns(DeprecationWarning):\n"
          "        noisy(7)\nself.assertEqual(cm.output, ['WARNING:solution:odd input 7'])"],
         "import io, sys\n"),
+    "containers_shared_with_the_program": (  # one object in plain Python: changes cross both ways
+        "class Inv:\n    def __init__(self, tags=None):\n        self.tags = [] if tags is None else tags\n"
+        "    def count(self):\n        return len(self.tags)\n"
+        "history = []\ndef add(x):\n    history.append(x)\n    return len(history)\n"
+        "_cache = {}\ndef get(k):\n    if k not in _cache:\n        _cache[k] = [k]\n    return _cache[k]\n"
+        "class Sorter:\n    def __init__(self, xs):\n        self.xs = xs\n    def run(self):\n        self.xs.sort()\n",
+        ["a = Inv()\na.tags.append('x')\nself.assertEqual(a.count(), 1)\nt = a.tags\nself.assertIs(a.tags, t)\n"
+         "a.tags.clear()\nself.assertEqual((a.count(), t), (0, []))\nself.assertEqual(Inv().tags, [])",
+         "from solution import history\nadd(1)\nself.assertEqual(history, [1])\nhistory.clear()\n"
+         "self.assertEqual(add(5), 1)\nself.assertEqual(history, [5])",
+         "r = get(1)\nr.append(2)\nself.assertEqual(get(1), [1, 2])\nself.assertIs(get(1), r)",
+         "data = [3, 1]\ns = Sorter(data)\ndata.append(0)\ns.run()\nself.assertEqual(data, [0, 1, 3])"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
@@ -242,6 +254,19 @@ def test_what_the_channel_cannot_judge_is_unsupported(results, name):
     r = results[name]
     assert {o.status for o in r.outcomes} == {"unsupported"}, [(o.status, o.detail) for o in r.outcomes]
     assert all("not judgeable" in o.detail for o in r.outcomes)
+
+
+def test_a_container_the_program_shares_is_one_object_as_in_plain_python(sb):
+    # A mutable default shared by every instance: plain Python fails each test (the test's append reaches the
+    # shared list). When a returned container was a copy, the test's changes never reached the program and
+    # this wrong program passed.
+    bug = ("class Inv:\n    def __init__(self, tags=[]):\n        self.tags = tags\n"
+           "    def count(self):\n        return len(self.tags)\n")
+    ut = _ut("a = Inv()\na.tags.append('x')\nself.assertEqual(Inv().tags, [])",
+             "a = Inv()\na.tags.append('y')\nself.assertEqual(a.count(), 1)", header="from solution import *\n")
+    r = sb.run([Job(bug, parse_label(ut))])[0]
+    assert [o.status for o in r.outcomes] == ["failed", "failed"], [(o.status, o.detail) for o in r.outcomes]
+    assert "['x'] != []" in r.outcomes[0].detail and "2 != 1" in r.outcomes[1].detail
 
 
 def test_a_candidate_lying_about_its_objects_decides_nothing(sb):
