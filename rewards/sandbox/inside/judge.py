@@ -394,6 +394,7 @@ class Session:
         self.export_ids = {}
         self.taint = None  # (status, detail) that overrides the current test's outcome
         self.callback_failures = 0  # assertions of the test that failed inside a callback the program called
+        self.callback_stops = 0  # StopIterations the test's own callables raised to the program (an exhausted side_effect)
         self.gone = None
         self.detail_chars = detail_chars
         self.solution = None  # the judge-side `solution` module, and its names when the tests started
@@ -619,10 +620,13 @@ class Session:
                 pending[self.track_seq] = a
                 ctx.setdefault("track", []).append([key, self.track_seq])
         msg = ["call", proxy._coderl_i, [self.enc(a) for a in args], {str(k): self.enc(v) for k, v in kwargs.items()}, ctx]
+        stops = self.callback_stops
         reply = self._request(msg)
         self._unmirror(reply[2] if len(reply) > 2 else None, ctx, pending)
         if reply[0] != "ok":
-            raise self.exception(reply[1])
+            # A StopIteration ends the call as in plain Python only when the test's own callable raised one in
+            # it (`input` patched with a side_effect list that ran out); a program's own would end a map().
+            raise self.exception(reply[1], stop=self.callback_stops != stops)
         value = self._adopt(reply, self.dec(reply[1]))
         for key, state in reply[3] if len(reply) > 3 and type(reply[3]) is list else ():
             target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
@@ -791,6 +795,8 @@ class Session:
             # EOFError ends the program's input loop); one of the test's own classes as a RuntimeError.
             if isinstance(e, AssertionError):
                 self.callback_failures += 1
+            if isinstance(e, StopIteration) and op == "call":
+                self.callback_stops += 1
             if wire.stdlib_ref(type(e)) is None or type(e).__module__.startswith("unittest"):
                 e = RuntimeError(f"{type(e).__name__}: {e}")
             return ["raise", wire.encode_exception(e, self._export_quiet)]

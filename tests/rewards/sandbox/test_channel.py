@@ -202,6 +202,12 @@ PASSING = {
          "self.assertEqual(add(5), 1)\nself.assertEqual(history, [5])",
          "r = get(1)\nr.append(2)\nself.assertEqual(get(1), [1, 2])\nself.assertIs(get(1), r)",
          "data = [3, 1]\ns = Sorter(data)\ndata.append(0)\ns.run()\nself.assertEqual(data, [0, 1, 3])"]),
+    "the_tests_exhausted_side_effect": (  # its StopIteration ends the program's input loop, to the test
+        "def main():\n    total = 0\n    while True:\n        cmd = input('> ')\n        if cmd == 'quit':\n"
+        "            return total\n        total += int(cmd)\n",
+        ["with mock.patch('builtins.input', side_effect=['1', '2', 'quit']):\n    self.assertEqual(main(), 3)",
+         "with mock.patch('builtins.input', side_effect=['1']):\n    with self.assertRaises(StopIteration):\n"
+         "        main()"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"

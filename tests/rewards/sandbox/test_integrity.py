@@ -218,6 +218,17 @@ def test_stopiteration_from_a_call_does_not_end_the_tests_loop(sb):
     assert sb.run([Job(code, label)])[0].passed == 0
 
 
+def test_a_stopiteration_of_the_test_kept_for_later_does_not_end_the_tests_loop(sb):
+    # The test's exhausted mock raises StopIteration into one call (that call may end with it, as in plain
+    # Python); the program keeps it and raises it from a later call inside the test's map(): a RuntimeError.
+    code = ("saved = []\ndef grab(cb):\n    try:\n        cb()\n    except StopIteration as e:\n"
+            "        saved.append(e)\n    return 1\ndef ok(x):\n    raise saved[0]\n")
+    test = ("import unittest\nfrom unittest import mock\nclass T(unittest.TestCase):\n    def test_0(self):\n"
+            "        self.assertEqual(grab(mock.Mock(side_effect=[])), 1)\n        self.assertTrue(all(map(ok, [1, 2])))\n")
+    r = sb.run([Job(code, parse_label({"format": "unittest", "tests": [test]}))])[0]
+    assert r.outcomes[0].status == "error", r.outcomes[0]
+
+
 def test_candidate_holds_only_its_stdio_and_the_channel(sb):
     label = parse_label({"format": "assert", "tests": ["assert fds() == [0, 1, 2, 3]"]})
     code = ("import os\ndef fds():\n    out = []\n    for fd in range(4096):\n        try:\n            os.fstat(fd)\n"

@@ -46,9 +46,6 @@ LIMITS: dict[str, str] = {
 OPEN: dict[str, str] = {
     "heldout/rotate_inplace": "a list nested in an argument comes back as a new object: the test's `first = "
                               "m[0]; rotate(m); assertIs(m[0], first)` fails (write-back replaces the rows)",
-    "heldout/script_menu": "a StopIteration raised by the test's own exhausted `side_effect` becomes a "
-                           "RuntimeError on its way out of a call (only next() may end an iteration), so "
-                           "`assertRaises(StopIteration)` around the program fails",
 }
 
 TOLERANCE: dict[str, str] = {
