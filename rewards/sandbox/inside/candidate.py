@@ -373,6 +373,8 @@ class Server:
         ctx = ctx or {}
         watch = self._watch(ctx.get("track"), args, kwargs)
         refs = [sys.getrefcount(a) for _, a in watch]
+        rows = {key: list(a) for key, a in [*enumerate(args), *kwargs.items()]
+                if type(a) is list and any(type(x) in wire.MUTABLE for x in a)}  # nested containers, before
         saved = self._mirror(ctx)
         result = None
         try:
@@ -386,8 +388,8 @@ class Server:
         out = self._follow(watch, refs, result, out)
         # Arguments the program changed in place (lists, dicts, sets) go back, so in-place tests work; a
         # result that is one of them says which, so that the test gets its own object back (`sort(xs) is xs`).
-        back = [[i, self.enc(a)] for i, a in enumerate(args) if type(a) in wire.MUTABLE]
-        back += [[k, self.enc(v)] for k, v in kwargs.items() if type(v) in wire.MUTABLE]
+        back = [self._back(i, a, rows.get(i)) for i, a in enumerate(args) if type(a) in wire.MUTABLE]
+        back += [self._back(k, v, rows.get(k)) for k, v in kwargs.items() if type(v) in wire.MUTABLE]
         same = next((key for key, a in [*enumerate(args), *kwargs.items()]
                      if a is result and type(a) in wire.MUTABLE), None)
         if same is not None:
@@ -396,6 +398,14 @@ class Server:
         if len(reply) > 2:
             out = {**(out or {}), **reply[2]}
         return ["ok", reply[1], out, back, None]
+
+    def _back(self, key, arg, before):
+        """An argument's state after the call; for a list of containers, also which of them are the ones it held
+        before (by their old index, else -1): rows rotated in place stay the test's rows (`assertIs(m[0], row)`)."""
+        if before is None or type(arg) is not list:
+            return [key, self.enc(arg)]
+        where = {id(x): j for j, x in enumerate(before) if type(x) in wire.MUTABLE}
+        return [key, self.enc(arg), [where.get(id(x), -1) if type(x) in wire.MUTABLE else -1 for x in arg]]
 
     def _mirror(self, ctx):
         """Install, for one call, what the test changed of the state it shares with the program in plain

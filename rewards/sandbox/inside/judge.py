@@ -628,9 +628,9 @@ class Session:
             # it (`input` patched with a side_effect list that ran out); a program's own would end a map().
             raise self.exception(reply[1], stop=self.callback_stops != stops)
         value = self._adopt(reply, self.dec(reply[1]))
-        for key, state in reply[3] if len(reply) > 3 and type(reply[3]) is list else ():
+        for key, state, *same_rows in reply[3] if len(reply) > 3 and type(reply[3]) is list else ():
             target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
-            wire.write_back(target, self.dec(state))
+            wire.write_back(target, self.dec(state), same_rows[0] if same_rows else None)
         same = reply[4] if len(reply) > 4 else None
         if same is not None:  # the program returned that argument (its state was just written back)
             value = args[same] if type(same) is int and 0 <= same < len(args) else kwargs.get(same) \

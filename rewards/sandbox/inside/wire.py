@@ -440,12 +440,20 @@ MUTABLE = frozenset({list, dict, set, bytearray, collections.deque, collections.
                      collections.defaultdict})
 
 
-def write_back(target, state):
-    """Apply in place what the other side did to its copy of a shared container."""
+def write_back(target, state, same_rows=None):
+    """Apply in place what the other side did to its copy of a shared container. same_rows (a list's): for each
+    item, the index of the item it still is (the same object over there), else -1; that one stays itself here."""
     t = type(target)
     if t is not type(state) or target == state:
         return
-    if t is list or t is bytearray:
+    if t is list and type(same_rows) is list and len(same_rows) == len(state):
+        old = list(target)
+        for i, j in enumerate(same_rows):
+            if type(j) is int and 0 <= j < len(old) and type(old[j]) is type(state[i]) and type(old[j]) in MUTABLE:
+                write_back(old[j], state[i])
+                state[i] = old[j]
+        target[:] = state
+    elif t is list or t is bytearray:
         target[:] = state
     elif t is collections.deque:
         target.clear()

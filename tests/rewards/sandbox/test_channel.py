@@ -171,6 +171,9 @@ PASSING = {
         "class Heap:\n    def __init__(self, data):\n        self.data = data\n        heapq.heapify(data)\n"
         "    def push(self, x):\n        heapq.heappush(self.data, x)\n"
         "class Sorter:\n    def __init__(self, xs):\n        self.xs = xs\n    def run(self):\n        self.xs.sort()\n"
+        "def rotate(m):\n    for i in range(len(m)):\n        for j in range(i + 1, len(m)):\n"
+        "            m[i][j], m[j][i] = m[j][i], m[i][j]\n    for row in m:\n        row.reverse()\n"
+        "def flip(m):\n    m[:] = [row[::-1] for row in m]\n"
         "def rows(f):\n    return [r for r in csv.reader(f)]\n"
         "def squares(it):\n    for x in it:\n        yield x * x\n"
         "def depth(v):\n    return 1 + depth(v[0]) if v else 0\n"
@@ -182,6 +185,9 @@ PASSING = {
          "data = [5, 1, 4]\nh = Heap(data)\nh.push(0)\nself.assertEqual(data[0], 0)\nself.assertEqual(sorted(data), [0, 1, 4, 5])\n"
          "orig = [3, 1, 2]\nSorter(orig).run()\nself.assertEqual(orig, [1, 2, 3])",
          "self.assertEqual(rows(io.StringIO('a,b\\n1,2\\n')), [['a', 'b'], ['1', '2']])",
+         "m = [[1, 2], [3, 4]]\nfirst = m[0]\nrotate(m)\nself.assertEqual(m, [[3, 1], [4, 2]])\nself.assertIs(m[0], first)\n"
+         "self.assertEqual(first, [3, 1])\nm = [[1, 2], [3, 4]]\nfirst = m[0]\nflip(m)\nself.assertIsNot(m[0], first)\n"
+         "self.assertEqual((m, first), ([[2, 1], [4, 3]], [1, 2]))",
          "seen = []\ndef src():\n    for i in range(100):\n        seen.append(i)\n        yield i\n"
          "g = squares(src())\nnext(g)\nnext(g)\nself.assertEqual(seen, [0, 1])\nimport itertools\n"
          "self.assertEqual(list(itertools.islice(squares(itertools.count()), 3)), [0, 1, 4])",

@@ -44,8 +44,6 @@ LIMITS: dict[str, str] = {
 
 # Disagreements found and not fixed yet (docs/fidelity.md, "Open"): each is a gap of the judge, not a limit.
 OPEN: dict[str, str] = {
-    "heldout/rotate_inplace": "a list nested in an argument comes back as a new object: the test's `first = "
-                              "m[0]; rotate(m); assertIs(m[0], first)` fails (write-back replaces the rows)",
 }
 
 TOLERANCE: dict[str, str] = {
