@@ -585,3 +585,22 @@ def test_assert_set_equal_never_asks_the_program(sb):
     assert [o.status for o in r.outcomes] == ["unsupported"] * 2, [o.detail for o in r.outcomes]
     honest = "def primes(n):\n    return {p for p in range(2, n) if all(p % d for d in range(2, p))}\n"
     assert sb.run([Job(honest, label)])[0].pass_rate == 1.0
+
+
+
+def test_an_integer_answer_is_never_another_integer_written_as_a_float(sb):
+    # Judged outside: a relative tolerance of 1e-6 passed 1000000008.0 for the integer 1000000007 (stdio and
+    # call); an integer expected now takes only float noise (no two integers are within 1e-6).
+    stdio = parse_label({"format": "stdio", "tests": [{"input": "1000000007\n", "output": "1000000007\n"},
+                                                      {"input": "3\n", "output": "3 0.5\n"}]})
+    call = parse_label({"format": "call", "entry_point": "f", "tests": [
+        {"input": [1000000007], "output": 1000000007}, {"input": [3], "output": 3}]})
+    wrong_stdio = "n = int(input())\nprint(float(n + 1) if n > 3 else '3.0 0.5000001')\n"
+    wrong_call = "def f(x):\n    return float(x + 1) if x > 3 else 3.0000000000000004\n"
+    honest_stdio = "n = int(input())\nprint('%.7f' % n if n > 3 else '2.9999999999999996 0.5000001')\n"
+    honest_call = "def f(x):\n    return float(x)\n"
+    r = sb.run([Job(wrong_stdio, stdio), Job(wrong_call, call), Job(honest_stdio, stdio), Job(honest_call, call)])
+    assert [o.status for o in r[0].outcomes] == ["failed", "passed"], [o.detail for o in r[0].outcomes]
+    assert [o.status for o in r[1].outcomes] == ["failed", "passed"], [o.detail for o in r[1].outcomes]
+    assert r[2].pass_rate == 1.0 and r[3].pass_rate == 1.0, [o.detail for x in r[2:] for o in x.outcomes]
+
