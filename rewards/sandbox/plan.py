@@ -236,9 +236,21 @@ def _same(got, want) -> bool:
     return type(got) is type(want) and got == want
 
 
+class _Floats(ast.NodeTransformer):
+    """`inf` and `nan` in a return value's repr are floats (the repr of one), never strings: a string 'inf' is
+    quoted, so the two cannot be confused."""
+
+    def visit_Name(self, node):
+        return ast.Constant(float(node.id)) if node.id in ("inf", "nan") else node
+
+
+def _literal(text: str):
+    return ast.literal_eval(_Floats().visit(ast.parse(text.lstrip(" \t"), mode="eval")).body)
+
+
 def judge_call(value_repr: str | None, expected) -> tuple[bool, str]:
     try:
-        got = ast.literal_eval(value_repr) if value_repr is not None else None
+        got = _literal(value_repr) if value_repr is not None else None
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return False, "unreadable return value"
     if _same(got, expected):

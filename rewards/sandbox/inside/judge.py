@@ -1138,8 +1138,8 @@ def _canon(value, depth=0):
         raise ValueError("return value nested too deeply")
     if value is None or t is bool or t is int or t is str:
         return value
-    if t is float:
-        return value if math.isfinite(value) else repr(value)
+    if t is float:  # inf and nan stay floats: their repr is a name, never the string 'inf' a test may expect
+        return value
     if isinstance(value, (list, tuple)):
         return [_canon(v, depth + 1) for v in value]
     if isinstance(value, dict):

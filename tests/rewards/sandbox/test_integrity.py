@@ -604,3 +604,13 @@ def test_an_integer_answer_is_never_another_integer_written_as_a_float(sb):
     assert [o.status for o in r[1].outcomes] == ["failed", "passed"], [o.detail for o in r[1].outcomes]
     assert r[2].pass_rate == 1.0 and r[3].pass_rate == 1.0, [o.detail for x in r[2:] for o in x.outcomes]
 
+
+def test_a_call_returning_inf_or_nan_returns_a_float_not_a_string(sb):
+    # The judge sent float('inf') / nan as the strings 'inf' / 'nan': they passed for an expected string.
+    label = parse_label({"format": "call", "entry_point": "f", "tests": [
+        {"input": [0], "output": "inf"}, {"input": [1], "output": ["nan", "-inf"]}, {"input": [2], "output": float("inf")}]})
+    wrong = "def f(x):\n    return [float('inf'), [float('nan'), float('-inf')], -float('inf')][x]\n"
+    honest = "def f(x):\n    return ['inf', ['nan', '-inf'], float('inf')][x]\n"
+    r = sb.run([Job(wrong, label), Job(honest, label)])
+    assert [o.status for o in r[0].outcomes] == ["failed"] * 3, [o.detail for o in r[0].outcomes]
+    assert r[1].pass_rate == 1.0, [o.detail for o in r[1].outcomes]
