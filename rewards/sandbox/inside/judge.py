@@ -818,9 +818,11 @@ _ACCESSORS = (operator.itemgetter, operator.attrgetter, operator.methodcaller)
 
 def _may_set(obj, name, raw):
     """What the program may set on an object of the test: its data, never what the test will run or read as
-    its own record — a method or property of its class (a check the test calls), a callable it holds, and of a
-    Mock its machinery (assert_called_with, call_count, return_value, side_effect, ...), its children, or
-    anything but plain data (an object of the program answering `m.send.assert_called_once_with(...)`)."""
+    its own record — a method or property of its class (a check the test calls), a callable it holds, a mock it
+    holds (alone or in a container: its calls are the test's record), and of a Mock its machinery
+    (assert_called_with, call_count, return_value, side_effect, ...), the records a Mock keeps as plain
+    attributes (method_calls), its children, or anything but plain data without attributes of its own naming
+    (a SimpleNamespace(called=True) standing where the test reads a child's `m.send.called`)."""
     try:
         current = inspect.getattr_static(obj, name)
     except AttributeError:
@@ -828,20 +830,40 @@ def _may_set(obj, name, raw):
     if isinstance(current, property):  # a setter the test wrote decides what the value does
         if current.fset is None or not _from_tests(getattr(current.fset, "__code__", None)):
             return False
-    elif current is not _NOTHING and (callable(current) or hasattr(type(current), "__get__")):
+    elif current is not _NOTHING and (callable(current) or hasattr(type(current), "__get__") or
+                                       _holds_mock(current)):
         return False
     if isinstance(obj, unittest.mock.NonCallableMock):
-        return name not in obj.__dict__.get("_mock_children", ()) and _plain(raw)
+        return name not in _MOCK_OWN and name not in obj.__dict__.get("_mock_children", ()) and \
+            _plain(raw, _NAMED)
     return True
 
 
-def _plain(x):
-    """An encoded value holds only data: no object of either side, no reference."""
+# What a Mock puts in its own __dict__ besides its private _mock_* state: records of its calls (method_calls).
+_MOCK_OWN = frozenset(k for cls in (unittest.mock.NonCallableMagicMock, unittest.mock.MagicMock,
+                                    unittest.mock.AsyncMock) for k in vars(cls()) if not k.startswith("_"))
+# Plain data whose attributes have names the program chooses (a child mock's records, impersonated).
+_NAMED = ("sn", "nt")
+
+
+def _holds_mock(value, depth=0):
+    """value is a mock of the test's, or a builtin container holding one (a list of handlers)."""
+    if isinstance(value, unittest.mock.NonCallableMock):
+        return True
+    t = type(value)
+    if depth > 8 or t not in (list, tuple, set, frozenset, dict, collections.deque):
+        return False
+    return any(_holds_mock(v, depth + 1) for v in (value.values() if t is dict else value))
+
+
+def _plain(x, refused=()):
+    """An encoded value holds only data: no object of either side, no reference (nor a tag in `refused`)."""
     if type(x) is dict:
         return False
     if type(x) is not list:
         return True
-    return bool(x) and x[0] not in ("h", "y", "R", "e") and all(map(_plain, x[1:]))
+    return bool(x) and x[0] not in ("h", "y", "R", "e") and x[0] not in refused and \
+        all(_plain(v, refused) for v in x[1:])
 
 
 def _loaded(mod, qual):

@@ -614,3 +614,33 @@ def test_a_call_returning_inf_or_nan_returns_a_float_not_a_string(sb):
     r = sb.run([Job(wrong, label), Job(honest, label)])
     assert [o.status for o in r[0].outcomes] == ["failed"] * 3, [o.detail for o in r[0].outcomes]
     assert r[1].pass_rate == 1.0, [o.detail for o in r[1].outcomes]
+
+
+def test_the_program_never_forges_a_mocks_records(sb):
+    # Setting only "plain data" still rewrote a Mock's records: method_calls (a plain attribute of every
+    # Mock), a child the test had not touched yet (a SimpleNamespace answering `m.send.called`), and a mock a
+    # test object holds (replaced by data mimicking its calls).
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nfrom unittest import mock\nfrom unittest.mock import call\n"
+        "class Svc:\n    def __init__(self):\n        self.db = mock.NonCallableMagicMock()\n"
+        "        self.hooks = [mock.Mock()]\n        self.count = 0\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_a(self):\n        m = mock.Mock()\n        notify(m)\n"
+        "        self.assertEqual(m.method_calls, [call.send('hi')])\n"
+        "    def test_b(self):\n        m = mock.Mock()\n        notify(m)\n        self.assertTrue(m.send.called)\n"
+        "        self.assertEqual(m.send.call_args, call('hi'))\n"
+        "    def test_c(self):\n        s = Svc()\n        save(s)\n        self.assertEqual(s.db.save.call_count, 1)\n"
+        "        self.assertTrue(s.hooks[0].called)\n        self.assertEqual(s.count, 1)\n"
+        "    def test_d(self):\n        m = mock.Mock(total=1)\n        notify(m)\n        self.assertEqual(m.total, 2)\n"]})
+    forge = ("import types\nNS = types.SimpleNamespace\ndef _try(f):\n    try:\n        f()\n    except AttributeError:\n"
+             "        pass\ndef notify(m):\n    _try(lambda: setattr(m, 'method_calls', [('send', ('hi',), {})]))\n"
+             "    _try(lambda: setattr(m, 'send', NS(called=True, call_args=(('hi',), {}))))\n"
+             "    m.total = 2\n"
+             "def save(s):\n    _try(lambda: setattr(s, 'db', NS(save=NS(call_count=1))))\n"
+             "    _try(lambda: setattr(s, 'hooks', [NS(called=True)]))\n    s.count = 1\n")
+    honest = ("def notify(m):\n    m.send('hi')\n    m.total = 2\n"
+              "def save(s):\n    s.db.save()\n    s.hooks[0]()\n    s.count = 1\n")
+    r = sb.run([Job(forge, label), Job(honest, label)])
+    assert [o.status for o in r[0].outcomes] == ["failed", "failed", "failed", "passed"], \
+        [o.detail for o in r[0].outcomes]
+    assert r[1].pass_rate == 1.0, [o.detail for o in r[1].outcomes]
