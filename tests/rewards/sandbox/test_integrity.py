@@ -644,3 +644,19 @@ def test_the_program_never_forges_a_mocks_records(sb):
     assert [o.status for o in r[0].outcomes] == ["failed", "failed", "failed", "passed"], \
         [o.detail for o in r[0].outcomes]
     assert r[1].pass_rate == 1.0, [o.detail for o in r[1].outcomes]
+
+
+def test_a_mock_in_the_tests_container_is_never_replaced_by_lookalike_data(sb):
+    # In-place changes come back into the test's list: a SimpleNamespace written where the test's Mock was
+    # answered `handlers[0].called`.
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nfrom unittest import mock\nclass T(unittest.TestCase):\n"
+        "    def test_a(self):\n        hs = [mock.Mock(), mock.Mock()]\n        fire(hs)\n"
+        "        self.assertTrue(hs[0].called)\n        self.assertEqual(hs[1].call_count, 1)\n"
+        "    def test_b(self):\n        hs = {'a': mock.Mock()}\n        fire(hs)\n        self.assertTrue(hs['a'].called)\n"]})
+    forge = ("import types\ndef fire(hs):\n    fake = types.SimpleNamespace(called=True, call_count=1)\n"
+             "    if isinstance(hs, list):\n        hs[:] = [fake, fake]\n    else:\n        hs['a'] = fake\n")
+    honest = "def fire(hs):\n    for h in (hs if isinstance(hs, list) else hs.values()):\n        h()\n"
+    r = sb.run([Job(forge, label), Job(honest, label)])
+    assert [o.status for o in r[0].outcomes] == ["failed", "failed"], [o.detail for o in r[0].outcomes]
+    assert r[1].pass_rate == 1.0, [o.detail for o in r[1].outcomes]
