@@ -660,3 +660,25 @@ def test_a_mock_in_the_tests_container_is_never_replaced_by_lookalike_data(sb):
     r = sb.run([Job(forge, label), Job(honest, label)])
     assert [o.status for o in r[0].outcomes] == ["failed", "failed"], [o.detail for o in r[0].outcomes]
     assert r[1].pass_rate == 1.0, [o.detail for o in r[1].outcomes]
+
+
+def test_no_ipc_object_or_key_of_a_job_survives_into_the_next(one_worker_no_scoping):
+    # System V IPC objects and keys outlive their processes, in namespaces every job of a worker shares: one job
+    # stored there what it learned (an expected value a callback's assertion quoted) and the next one read it.
+    libc = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+    keys = "{'x86_64': (248, 250), 'aarch64': (217, 219)}.get(__import__('os').uname().machine, (-1, -1))"
+    put = (libc + f"ADD, CTL = {keys}\n"
+           "def f():\n    p = libc.syscall(CTL, 22, ctypes.c_long(-1), ctypes.c_long(-2))\n"
+           "    ks = [libc.syscall(ADD, b'user', b'zq', b'LEARNED', 7, ctypes.c_long(r)) for r in (-3, -4, -5, p)]\n"
+           "    ipc = [libc.shmget(0x5eed, 4096, 0o1666), libc.msgget(0x5eed, 0o1666), libc.semget(0x5eed, 1, 0o1666)]\n"
+           "    return [k > 0 for k in ks[1:3]] + [i >= 0 for i in ipc]\n")
+    get = (libc + f"ADD, CTL = {keys}\n"
+           "def f():\n    p = libc.syscall(CTL, 22, ctypes.c_long(-1), ctypes.c_long(-2))\n"
+           "    ks = [libc.syscall(CTL, 10, ctypes.c_long(r), b'user', b'zq', 0) for r in (-3, -4, -5, p)]\n"
+           "    ipc = [libc.shmget(0x5eed, 0, 0), libc.msgget(0x5eed, 0), libc.semget(0x5eed, 0, 0)]\n"
+           "    return [k for k in ks if k > 0] + [i for i in ipc if i >= 0]\n")
+    label = parse_label({"format": "assert", "tests": ["assert f() == 'x', f()"]})
+    made = one_worker_no_scoping.run([Job(put, label)])[0].outcomes[0].detail
+    assert "True, True, True" in made, made  # the job could make them (the kernel lets it)
+    left = one_worker_no_scoping.run([Job(get, label)])[0].outcomes[0].detail
+    assert left.endswith("AssertionError: []"), left
