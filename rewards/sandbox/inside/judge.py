@@ -22,7 +22,6 @@ import copy
 import inspect
 import io
 import logging
-import math
 import operator
 import os
 import random
