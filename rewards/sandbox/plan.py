@@ -8,10 +8,12 @@ printed or returned, and the comparison happens here (docs/label_format.md has t
 from __future__ import annotations
 
 import ast
+import decimal
 import hashlib
 import json
 import math
 from collections import OrderedDict
+from fractions import Fraction
 
 from coderl.rewards.labels import Label
 
@@ -28,6 +30,7 @@ CALL_PRELUDE = (
     "from typing import List, Tuple\nimport random\nimport heapq\nfrom heapq import *\n")
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 4096
+_NEAR_INT_CALL = Fraction(1, 10 ** 6)
 
 
 def _unittest_plan(modules) -> list:
@@ -157,17 +160,38 @@ def _is_int(token: str) -> bool:
     return token.lstrip("+-").isdigit()
 
 
+_NEAR_INT = decimal.Decimal("1e-6")
+
+
 def _same_token(got: str, want: str) -> bool:
-    """Equal text, or two numbers (not both integers) within 1e-6, absolute or relative to the expected."""
+    """Equal text, or two numbers (not both integers) within 1e-6, absolute or relative to the expected. An
+    integer expected takes the absolute bound only: relative to a large integer, 1e-6 spans other integers
+    (`1000000008.0` for 1000000007), while no two integers are within 1e-6 of each other."""
     if got == want:
         return True
     if _is_int(got) and _is_int(want):
         return False
+    if _is_int(want):
+        return _near_int(got, want)
     try:
         g, w = float(got), float(want)
     except ValueError:
         return False
     return math.isfinite(g) and math.isfinite(w) and abs(g - w) <= 1e-6 * max(1.0, abs(w))
+
+
+def _near_int(got: str, want: str) -> bool:
+    """got is a number within 1e-6 of the integer want, computed exactly (a float would round a large one)."""
+    try:
+        g, w = decimal.Decimal(got), decimal.Decimal(want)
+    except (decimal.InvalidOperation, ValueError):
+        return False
+    if not g.is_finite():
+        return False
+    with decimal.localcontext() as ctx:  # room for want's digits: the difference is exact where it matters
+        ctx.prec = len(want) + 30
+        ctx.Emax, ctx.Emin = decimal.MAX_EMAX, decimal.MIN_EMIN
+        return abs(g - w) <= _NEAR_INT
 
 
 def _same_line(got: str, want: str) -> bool:
@@ -197,6 +221,8 @@ def _same(got, want) -> bool:
         return type(got) in (bool, int) and type(want) in (bool, int) and got == want
     if type(want) is int and type(got) is int:  # exact: a tolerance would pass 1000001 for 1000000
         return got == want
+    if type(want) is int and type(got) is float:  # only float noise: 1000000008.0 is not 1000000007
+        return math.isfinite(got) and abs(Fraction(got) - want) <= _NEAR_INT_CALL
     if isinstance(want, (int, float)) and isinstance(got, (int, float)):
         try:
             return math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
@@ -210,9 +236,21 @@ def _same(got, want) -> bool:
     return type(got) is type(want) and got == want
 
 
+class _Floats(ast.NodeTransformer):
+    """`inf` and `nan` in a return value's repr are floats (the repr of one), never strings: a string 'inf' is
+    quoted, so the two cannot be confused."""
+
+    def visit_Name(self, node):
+        return ast.Constant(float(node.id)) if node.id in ("inf", "nan") else node
+
+
+def _literal(text: str):
+    return ast.literal_eval(_Floats().visit(ast.parse(text.lstrip(" \t"), mode="eval")).body)
+
+
 def judge_call(value_repr: str | None, expected) -> tuple[bool, str]:
     try:
-        got = ast.literal_eval(value_repr) if value_repr is not None else None
+        got = _literal(value_repr) if value_repr is not None else None
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return False, "unreadable return value"
     if _same(got, expected):

@@ -22,7 +22,6 @@ import copy
 import inspect
 import io
 import logging
-import math
 import operator
 import os
 import random
@@ -590,7 +589,7 @@ class Session:
             return value
         known = self.tracked.get(tid)
         if known is not None and type(known) is type(value):
-            wire.write_back(known, value)
+            _write_back(known, value)
             value = known
         elif len(self.tracked) >= _KEPT:
             return value
@@ -630,7 +629,7 @@ class Session:
         value = self._adopt(reply, self.dec(reply[1]))
         for key, state, *same_rows in reply[3] if len(reply) > 3 and type(reply[3]) is list else ():
             target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
-            wire.write_back(target, self.dec(state), same_rows[0] if same_rows else None)
+            _write_back(target, self.dec(state), same_rows[0] if same_rows else None)
         same = reply[4] if len(reply) > 4 else None
         if same is not None:  # the program returned that argument (its state was just written back)
             value = args[same] if type(same) is int and 0 <= same < len(args) else kwargs.get(same) \
@@ -720,7 +719,7 @@ class Session:
                 self.synced[tid] = self._state(pending[tid])
         for tid, state in out.get("live") or ():
             if type(tid) is int and tid in self.tracked:
-                wire.write_back(self.tracked[tid], self.dec(state))
+                _write_back(self.tracked[tid], self.dec(state))
                 self.synced[tid] = self._state(self.tracked[tid])
         for tid in out.get("released") or ():
             if type(tid) is int:
@@ -818,9 +817,11 @@ _ACCESSORS = (operator.itemgetter, operator.attrgetter, operator.methodcaller)
 
 def _may_set(obj, name, raw):
     """What the program may set on an object of the test: its data, never what the test will run or read as
-    its own record — a method or property of its class (a check the test calls), a callable it holds, and of a
-    Mock its machinery (assert_called_with, call_count, return_value, side_effect, ...), its children, or
-    anything but plain data (an object of the program answering `m.send.assert_called_once_with(...)`)."""
+    its own record — a method or property of its class (a check the test calls), a callable it holds, a mock it
+    holds (alone or in a container: its calls are the test's record), and of a Mock its machinery
+    (assert_called_with, call_count, return_value, side_effect, ...), the records a Mock keeps as plain
+    attributes (method_calls), its children, or anything but plain data without attributes of its own naming
+    (a SimpleNamespace(called=True) standing where the test reads a child's `m.send.called`)."""
     try:
         current = inspect.getattr_static(obj, name)
     except AttributeError:
@@ -828,20 +829,59 @@ def _may_set(obj, name, raw):
     if isinstance(current, property):  # a setter the test wrote decides what the value does
         if current.fset is None or not _from_tests(getattr(current.fset, "__code__", None)):
             return False
-    elif current is not _NOTHING and (callable(current) or hasattr(type(current), "__get__")):
+    elif current is not _NOTHING and (callable(current) or hasattr(type(current), "__get__") or
+                                       _holds_mock(current)):
         return False
     if isinstance(obj, unittest.mock.NonCallableMock):
-        return name not in obj.__dict__.get("_mock_children", ()) and _plain(raw)
+        return name not in _MOCK_OWN and name not in obj.__dict__.get("_mock_children", ()) and \
+            _plain(raw, _NAMED)
     return True
 
 
-def _plain(x):
-    """An encoded value holds only data: no object of either side, no reference."""
+# What a Mock puts in its own __dict__ besides its private _mock_* state: records of its calls (method_calls).
+_MOCK_OWN = frozenset(k for cls in (unittest.mock.NonCallableMagicMock, unittest.mock.MagicMock,
+                                    unittest.mock.AsyncMock) for k in vars(cls()) if not k.startswith("_"))
+# Plain data whose attributes have names the program chooses (a child mock's records, impersonated).
+_NAMED = ("sn", "nt")
+
+
+def _holds_mock(value, depth=0):
+    """value is a mock of the test's, or a builtin container holding one (a list of handlers)."""
+    if isinstance(value, unittest.mock.NonCallableMock):
+        return True
+    t = type(value)
+    if depth > 8 or t not in (list, tuple, set, frozenset, dict, collections.deque):
+        return False
+    return any(_holds_mock(v, depth + 1) for v in (value.values() if t is dict else value))
+
+
+def _write_back(target, state, same_rows=None):
+    """wire.write_back, except that a container holding the test's mocks never takes data with attributes of the
+    program's naming: a SimpleNamespace(called=True) in a mock's place would answer the test's
+    `handlers[0].called`."""
+    if not (_holds_mock(target) and _named(state)):
+        wire.write_back(target, state, same_rows)
+
+
+def _named(value, depth=0):
+    """value is, or holds, plain data whose attributes have names the program chose (SimpleNamespace,
+    namedtuple)."""
+    t = type(value)
+    if t is types.SimpleNamespace or isinstance(value, tuple) and hasattr(t, "_fields"):
+        return True
+    if depth > 8 or t not in (list, tuple, set, frozenset, dict, collections.deque):
+        return False
+    return any(_named(v, depth + 1) for v in (value.values() if t is dict else value))
+
+
+def _plain(x, refused=()):
+    """An encoded value holds only data: no object of either side, no reference (nor a tag in `refused`)."""
     if type(x) is dict:
         return False
     if type(x) is not list:
         return True
-    return bool(x) and x[0] not in ("h", "y", "R", "e") and all(map(_plain, x[1:]))
+    return bool(x) and x[0] not in ("h", "y", "R", "e") and x[0] not in refused and \
+        all(_plain(v, refused) for v in x[1:])
 
 
 def _loaded(mod, qual):
@@ -1138,8 +1178,8 @@ def _canon(value, depth=0):
         raise ValueError("return value nested too deeply")
     if value is None or t is bool or t is int or t is str:
         return value
-    if t is float:
-        return value if math.isfinite(value) else repr(value)
+    if t is float:  # inf and nan stay floats: their repr is a name, never the string 'inf' a test may expect
+        return value
     if isinstance(value, (list, tuple)):
         return [_canon(v, depth + 1) for v in value]
     if isinstance(value, dict):

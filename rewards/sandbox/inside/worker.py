@@ -37,6 +37,14 @@ _HOLD_S = 0.05
 _SPEC_CACHE = 256
 _LEDGER_BYTES = 1 << 20  # the judge's ledger page(s): byte 0 and one byte per test (framing.LEDGER_STATUSES)
 _RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
+# Kernel objects that outlive the processes that made them, reachable by every process of the worker's uid in
+# its namespaces: System V IPC objects (the worker's IPC namespace) and keys (its user namespace's user,
+# user-session and persistent keyrings). A job's are removed after it, as its files are: the next job (another
+# completion of the same prompt, often) would read what this one learned. IPC_RMID is 0 for all three.
+_SYSVIPC = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
+_KEYCTL_NR = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 271, "s390x": 280}
+_KEYCTL_CLEAR, _KEYCTL_GET_PERSISTENT = 7, 22
+_KEY_SPEC_PROCESS, _KEY_SPEC_USER, _KEY_SPEC_USER_SESSION = -2, -4, -5
 
 
 def _libc():
@@ -583,17 +591,56 @@ class Worker:
                 ("error", f"exit status {code}")
         return {"status": st, "runtime_s": runtime, "detail": (why + "\n" + stderr[-job["detail_chars"]:]).strip()}
 
+    def _clean_kernel_objects(self):
+        """Remove the System V IPC objects and keys the job left; False when an IPC object could not be removed.
+        Only with namespaces: without them these are the host's. Keys only from Linux 5.3, where a user namespace
+        has keyrings of its own (before, the uid's keyrings are the host user's)."""
+        if not self.namespace:
+            return True
+        libc = self.libc = getattr(self, "libc", None) or _libc()
+        clean = True
+        for kind, ctl in _SYSVIPC:
+            try:
+                with open(f"/proc/sysvipc/{kind}", "rb") as f:
+                    rows = f.read().splitlines()[1:]
+            except OSError:
+                continue
+            for row in rows:
+                try:
+                    ident = int(row.split()[1])
+                except (IndexError, ValueError):
+                    continue
+                if getattr(libc, ctl)(ident, 0, None) != 0:
+                    clean = False
+        nr = _KEYCTL_NR.get(os.uname().machine)
+        if nr is not None and _kernel_at_least(5, 3):
+            import ctypes
+            libc.syscall.restype = ctypes.c_long
+            persistent = libc.syscall(nr, _KEYCTL_GET_PERSISTENT, ctypes.c_long(-1), ctypes.c_long(_KEY_SPEC_PROCESS))
+            for ring in (_KEY_SPEC_USER, _KEY_SPEC_USER_SESSION) + ((persistent,) if persistent > 0 else ()):
+                libc.syscall(nr, _KEYCTL_CLEAR, ctypes.c_long(ring))
+        return clean
+
     def finish_job(self):
-        """After the reply: kill what the job left, empty the scratch directories, and resume the helpers: where
-        Landlock cannot scope signals a job could have stopped them, to fail the next job (a sibling's reward)."""
+        """After the reply: kill what the job left, empty the scratch directories, remove its IPC objects and keys,
+        and resume the helpers: where Landlock cannot scope signals a job could have stopped them, to fail the
+        next job (a sibling's reward)."""
         clean = self.sweep()
-        self.dirty = self.dirty or not clean or not self._clean_files()
+        self.dirty = self.dirty or not clean or not self._clean_files() or not self._clean_kernel_objects()
         for helper in (self.zygote, self.judge):
             if helper is not None:
                 try:
                     os.kill(helper, signal.SIGCONT)
                 except OSError:
                     pass
+
+
+def _kernel_at_least(major, minor):
+    try:
+        got = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
+    except ValueError:
+        return False
+    return got >= (major, minor)
 
 
 def _classify_exit(status, stderr):

@@ -585,3 +585,100 @@ def test_assert_set_equal_never_asks_the_program(sb):
     assert [o.status for o in r.outcomes] == ["unsupported"] * 2, [o.detail for o in r.outcomes]
     honest = "def primes(n):\n    return {p for p in range(2, n) if all(p % d for d in range(2, p))}\n"
     assert sb.run([Job(honest, label)])[0].pass_rate == 1.0
+
+
+
+def test_an_integer_answer_is_never_another_integer_written_as_a_float(sb):
+    # Judged outside: a relative tolerance of 1e-6 passed 1000000008.0 for the integer 1000000007 (stdio and
+    # call); an integer expected now takes only float noise (no two integers are within 1e-6).
+    stdio = parse_label({"format": "stdio", "tests": [{"input": "1000000007\n", "output": "1000000007\n"},
+                                                      {"input": "3\n", "output": "3 0.5\n"}]})
+    call = parse_label({"format": "call", "entry_point": "f", "tests": [
+        {"input": [1000000007], "output": 1000000007}, {"input": [3], "output": 3}]})
+    wrong_stdio = "n = int(input())\nprint(float(n + 1) if n > 3 else '3.0 0.5000001')\n"
+    wrong_call = "def f(x):\n    return float(x + 1) if x > 3 else 3.0000000000000004\n"
+    honest_stdio = "n = int(input())\nprint('%.7f' % n if n > 3 else '2.9999999999999996 0.5000001')\n"
+    honest_call = "def f(x):\n    return float(x)\n"
+    r = sb.run([Job(wrong_stdio, stdio), Job(wrong_call, call), Job(honest_stdio, stdio), Job(honest_call, call)])
+    assert [o.status for o in r[0].outcomes] == ["failed", "passed"], [o.detail for o in r[0].outcomes]
+    assert [o.status for o in r[1].outcomes] == ["failed", "passed"], [o.detail for o in r[1].outcomes]
+    assert r[2].pass_rate == 1.0 and r[3].pass_rate == 1.0, [o.detail for x in r[2:] for o in x.outcomes]
+
+
+def test_a_call_returning_inf_or_nan_returns_a_float_not_a_string(sb):
+    # The judge sent float('inf') / nan as the strings 'inf' / 'nan': they passed for an expected string.
+    label = parse_label({"format": "call", "entry_point": "f", "tests": [
+        {"input": [0], "output": "inf"}, {"input": [1], "output": ["nan", "-inf"]}, {"input": [2], "output": float("inf")}]})
+    wrong = "def f(x):\n    return [float('inf'), [float('nan'), float('-inf')], -float('inf')][x]\n"
+    honest = "def f(x):\n    return ['inf', ['nan', '-inf'], float('inf')][x]\n"
+    r = sb.run([Job(wrong, label), Job(honest, label)])
+    assert [o.status for o in r[0].outcomes] == ["failed"] * 3, [o.detail for o in r[0].outcomes]
+    assert r[1].pass_rate == 1.0, [o.detail for o in r[1].outcomes]
+
+
+def test_the_program_never_forges_a_mocks_records(sb):
+    # Setting only "plain data" still rewrote a Mock's records: method_calls (a plain attribute of every
+    # Mock), a child the test had not touched yet (a SimpleNamespace answering `m.send.called`), and a mock a
+    # test object holds (replaced by data mimicking its calls).
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nfrom unittest import mock\nfrom unittest.mock import call\n"
+        "class Svc:\n    def __init__(self):\n        self.db = mock.NonCallableMagicMock()\n"
+        "        self.hooks = [mock.Mock()]\n        self.count = 0\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_a(self):\n        m = mock.Mock()\n        notify(m)\n"
+        "        self.assertEqual(m.method_calls, [call.send('hi')])\n"
+        "    def test_b(self):\n        m = mock.Mock()\n        notify(m)\n        self.assertTrue(m.send.called)\n"
+        "        self.assertEqual(m.send.call_args, call('hi'))\n"
+        "    def test_c(self):\n        s = Svc()\n        save(s)\n        self.assertEqual(s.db.save.call_count, 1)\n"
+        "        self.assertTrue(s.hooks[0].called)\n        self.assertEqual(s.count, 1)\n"
+        "    def test_d(self):\n        m = mock.Mock(total=1)\n        notify(m)\n        self.assertEqual(m.total, 2)\n"]})
+    forge = ("import types\nNS = types.SimpleNamespace\ndef _try(f):\n    try:\n        f()\n    except AttributeError:\n"
+             "        pass\ndef notify(m):\n    _try(lambda: setattr(m, 'method_calls', [('send', ('hi',), {})]))\n"
+             "    _try(lambda: setattr(m, 'send', NS(called=True, call_args=(('hi',), {}))))\n"
+             "    m.total = 2\n"
+             "def save(s):\n    _try(lambda: setattr(s, 'db', NS(save=NS(call_count=1))))\n"
+             "    _try(lambda: setattr(s, 'hooks', [NS(called=True)]))\n    s.count = 1\n")
+    honest = ("def notify(m):\n    m.send('hi')\n    m.total = 2\n"
+              "def save(s):\n    s.db.save()\n    s.hooks[0]()\n    s.count = 1\n")
+    r = sb.run([Job(forge, label), Job(honest, label)])
+    assert [o.status for o in r[0].outcomes] == ["failed", "failed", "failed", "passed"], \
+        [o.detail for o in r[0].outcomes]
+    assert r[1].pass_rate == 1.0, [o.detail for o in r[1].outcomes]
+
+
+def test_a_mock_in_the_tests_container_is_never_replaced_by_lookalike_data(sb):
+    # In-place changes come back into the test's list: a SimpleNamespace written where the test's Mock was
+    # answered `handlers[0].called`.
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nfrom unittest import mock\nclass T(unittest.TestCase):\n"
+        "    def test_a(self):\n        hs = [mock.Mock(), mock.Mock()]\n        fire(hs)\n"
+        "        self.assertTrue(hs[0].called)\n        self.assertEqual(hs[1].call_count, 1)\n"
+        "    def test_b(self):\n        hs = {'a': mock.Mock()}\n        fire(hs)\n        self.assertTrue(hs['a'].called)\n"]})
+    forge = ("import types\ndef fire(hs):\n    fake = types.SimpleNamespace(called=True, call_count=1)\n"
+             "    if isinstance(hs, list):\n        hs[:] = [fake, fake]\n    else:\n        hs['a'] = fake\n")
+    honest = "def fire(hs):\n    for h in (hs if isinstance(hs, list) else hs.values()):\n        h()\n"
+    r = sb.run([Job(forge, label), Job(honest, label)])
+    assert [o.status for o in r[0].outcomes] == ["failed", "failed"], [o.detail for o in r[0].outcomes]
+    assert r[1].pass_rate == 1.0, [o.detail for o in r[1].outcomes]
+
+
+def test_no_ipc_object_or_key_of_a_job_survives_into_the_next(one_worker_no_scoping):
+    # System V IPC objects and keys outlive their processes, in namespaces every job of a worker shares: one job
+    # stored there what it learned (an expected value a callback's assertion quoted) and the next one read it.
+    libc = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+    keys = "{'x86_64': (248, 250), 'aarch64': (217, 219)}.get(__import__('os').uname().machine, (-1, -1))"
+    put = (libc + f"ADD, CTL = {keys}\n"
+           "def f():\n    p = libc.syscall(CTL, 22, ctypes.c_long(-1), ctypes.c_long(-2))\n"
+           "    ks = [libc.syscall(ADD, b'user', b'zq', b'LEARNED', 7, ctypes.c_long(r)) for r in (-3, -4, -5, p)]\n"
+           "    ipc = [libc.shmget(0x5eed, 4096, 0o1666), libc.msgget(0x5eed, 0o1666), libc.semget(0x5eed, 1, 0o1666)]\n"
+           "    return [k > 0 for k in ks[1:3]] + [i >= 0 for i in ipc]\n")
+    get = (libc + f"ADD, CTL = {keys}\n"
+           "def f():\n    p = libc.syscall(CTL, 22, ctypes.c_long(-1), ctypes.c_long(-2))\n"
+           "    ks = [libc.syscall(CTL, 10, ctypes.c_long(r), b'user', b'zq', 0) for r in (-3, -4, -5, p)]\n"
+           "    ipc = [libc.shmget(0x5eed, 0, 0), libc.msgget(0x5eed, 0), libc.semget(0x5eed, 0, 0)]\n"
+           "    return [k for k in ks if k > 0] + [i for i in ipc if i >= 0]\n")
+    label = parse_label({"format": "assert", "tests": ["assert f() == 'x', f()"]})
+    made = one_worker_no_scoping.run([Job(put, label)])[0].outcomes[0].detail
+    assert "True, True, True" in made, made  # the job could make them (the kernel lets it)
+    left = one_worker_no_scoping.run([Job(get, label)])[0].outcomes[0].detail
+    assert left.endswith("AssertionError: []"), left
