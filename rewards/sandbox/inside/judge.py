@@ -277,7 +277,7 @@ def _await(self):
     """`await` on a coroutine of the program: it runs to its end in an event loop of the candidate's own (the
     test's loop cannot run the program's code), and its result or exception comes back as data."""
     return self._coderl_s.op(self, "await")
-    yield  # noqa: unreachable -- makes this a generator, as __await__ must return an iterator
+    yield  # unreachable: makes this a generator, as __await__ must return an iterator
 
 
 def _coro_send(self, value):
