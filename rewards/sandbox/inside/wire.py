@@ -4,7 +4,7 @@ receiver from its own genuine types, so a value nobody can lie about arrives.
 What crosses by value: None, bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set,
 frozenset, namedtuples (rebuilt as a namedtuple class of the same name and fields), the collections
 containers (OrderedDict, defaultdict with a builtin factory, Counter, deque, ChainMap, UserList, UserDict,
-UserString), MappingProxyType, range, Decimal, Fraction, SimpleNamespace, date/time/datetime/timedelta
+UserString), MappingProxyType, range, slice, Decimal, Fraction, SimpleNamespace, date/time/datetime/timedelta
 (naive or with a fixed offset) and exception instances. A subclass of a builtin type crosses as its base
 value. Anything else is left where it lives and crosses as a handle (``["h", id, info]``: an object of the
 sender; ``["y", id]``: an object of the receiver coming back) which each side maps through its own
@@ -129,6 +129,8 @@ def _encode_container(obj, t, export, depth, path):
         return ["mp", encode(dict(obj), export, depth + 1, path)]
     if t is range:
         return ["rg", obj.start, obj.stop, obj.step]
+    if t is slice:  # obj[1:3] on a sequence class of the program: its bounds are data like any other
+        return ["sl", *(encode(v, export, depth + 1, path) for v in (obj.start, obj.stop, obj.step))]
     # decimal, fractions and datetime are imported only where a value of theirs can exist: a process that
     # never imported the module holds no such value (and the candidates' zygote stays small).
     mods = sys.modules
@@ -373,6 +375,10 @@ def _decode_tagged(x, resolve, depth):
         return collections.UserString(_str(x[1]))
     if tag == "rg":
         return range(_int(x[1]), _int(x[2]), _int(x[3]))
+    if tag == "sl":
+        if len(x) != 4:
+            raise DecodeError("bad slice")
+        return slice(*(decode(v, resolve, depth + 1) for v in x[1:]))
     if tag == "dec":
         import decimal
         try:

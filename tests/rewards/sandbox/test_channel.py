@@ -214,6 +214,13 @@ PASSING = {
         ["with mock.patch('builtins.input', side_effect=['1', '2', 'quit']):\n    self.assertEqual(main(), 3)",
          "with mock.patch('builtins.input', side_effect=['1']):\n    with self.assertRaises(StopIteration):\n"
          "        main()"]),
+    "slices_for_the_program": (  # a slice is plain data: obj[1:3] on the program's own sequence class
+        "class Seq:\n    def __init__(self, xs):\n        self.xs = list(xs)\n    def __getitem__(self, i):\n"
+        "        return Seq(self.xs[i]) if isinstance(i, slice) else self.xs[i]\n"
+        "def cut(xs, s):\n    return xs[s], (s.start, s.stop, s.step)\n",
+        ["s = Seq('abcd')[1:3]\nself.assertEqual(s.xs, ['b', 'c'])\nself.assertEqual(Seq(range(9))[::4].xs, [0, 4, 8])\n"
+         "self.assertEqual(Seq('ab')[-1], 'b')",
+         "self.assertEqual(cut([1, 2, 3, 4], slice(None, -1, 2)), ([1, 3], (None, -1, 2)))"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
