@@ -394,10 +394,26 @@ class Server:
                      if a is result and type(a) in wire.MUTABLE), None)
         if same is not None:
             return ["ok", None, out, back, same]
+        picks = self._picks(result, rows)
         reply = self._ok(result, sys.getrefcount(result) > _FRESH_REFS)
         if len(reply) > 2:
             out = {**(out or {}), **reply[2]}
-        return ["ok", reply[1], out, back, None]
+        return ["ok", reply[1], out, back, None, picks]
+
+    @staticmethod
+    def _picks(result, rows):
+        """Which containers of the result (itself: -1, or the items of a list or tuple result) are items of a list
+        argument, as [where, key, index before the call]: the test gets its own rows back (`dedupe(rows)[0] is
+        rows[0]`, `find(people, 'b') is people[1]`)."""
+        where = {id(x): (key, j) for key, before in rows.items() for j, x in enumerate(before)
+                 if type(x) in wire.MUTABLE}
+        if not where:
+            return None
+        if type(result) in wire.MUTABLE and id(result) in where:
+            return [[-1, *where[id(result)]]]
+        if type(result) in (list, tuple):
+            return [[i, *where[id(x)]] for i, x in enumerate(result) if type(x) in wire.MUTABLE and id(x) in where]
+        return None
 
     def _back(self, key, arg, before):
         """An argument's state after the call; for a list of containers, also which of them are the ones it held

@@ -618,6 +618,7 @@ class Session:
                 self.track_seq += 1
                 pending[self.track_seq] = a
                 ctx.setdefault("track", []).append([key, self.track_seq])
+        rows = {key: list(a) for key, a in [*enumerate(args), *kwargs.items()] if type(a) is list}
         msg = ["call", proxy._coderl_i, [self.enc(a) for a in args], {str(k): self.enc(v) for k, v in kwargs.items()}, ctx]
         stops = self.callback_stops
         reply = self._request(msg)
@@ -626,7 +627,7 @@ class Session:
             # A StopIteration ends the call as in plain Python only when the test's own callable raised one in
             # it (`input` patched with a side_effect list that ran out); a program's own would end a map().
             raise self.exception(reply[1], stop=self.callback_stops != stops)
-        value = self._adopt(reply, self.dec(reply[1]))
+        value = self._adopt(reply, _own_rows(self.dec(reply[1]), reply[5] if len(reply) > 5 else None, rows))
         for key, state, *same_rows in reply[3] if len(reply) > 3 and type(reply[3]) is list else ():
             target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
             _write_back(target, self.dec(state), same_rows[0] if same_rows else None)
@@ -813,6 +814,35 @@ _OBJECT_OPS = {"len": len, "bool": bool, "getitem": lambda o, k: o[k], "contains
 _FUNCTION_META = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__annotations__"})
 # Test-made callables that only read what they are given (sorted(xs, key=itemgetter(1))).
 _ACCESSORS = (operator.itemgetter, operator.attrgetter, operator.methodcaller)
+
+
+def _own_rows(value, picks, rows):
+    """value with the containers the candidate says are items of a list argument (candidate.Server._picks) replaced
+    by the test's own items, in the state the program left them: a claim only hands the test back its own object
+    in a state the program could have given it anyway."""
+    if type(picks) is not list:
+        return value
+    items = list(value) if type(value) in (list, tuple) else None
+    for pick in picks:
+        if type(pick) is not list or len(pick) != 3 or type(pick[2]) is not int:
+            continue
+        where, key, j = pick
+        before = rows.get(key) if type(key) in (int, str) else None
+        if before is None or not 0 <= j < len(before) or type(before[j]) not in wire.MUTABLE:
+            continue
+        own = before[j]
+        if where == -1 and type(value) is type(own):
+            wire.write_back(own, value)
+            return own
+        if items is not None and type(where) is int and 0 <= where < len(items) and type(items[where]) is type(own):
+            wire.write_back(own, items[where])
+            items[where] = own
+    if items is None:
+        return value
+    if type(value) is list:
+        value[:] = items
+        return value
+    return tuple(items)
 
 
 def _may_set(obj, name, raw):

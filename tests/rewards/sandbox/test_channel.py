@@ -221,6 +221,16 @@ PASSING = {
         ["s = Seq('abcd')[1:3]\nself.assertEqual(s.xs, ['b', 'c'])\nself.assertEqual(Seq(range(9))[::4].xs, [0, 4, 8])\n"
          "self.assertEqual(Seq('ab')[-1], 'b')",
          "self.assertEqual(cut([1, 2, 3, 4], slice(None, -1, 2)), ([1, 3], (None, -1, 2)))"]),
+    "items_of_the_arguments_come_back_as_themselves": (  # dedupe(records)[0] is records[0] in plain Python
+        "def dedupe(records):\n    out = []\n    for r in records:\n        if r not in out:\n            out.append(r)\n"
+        "    return out\ndef find(people, name):\n    return next(p for p in people if p['name'] == name)\n"
+        "def ends(rows):\n    rows[0].append(0)\n    return rows[0], rows[-1]\ndef copies(rows):\n    return [list(r) for r in rows]\n",
+        ["a, b, c = {'x': 1}, {'x': 1}, {'x': 2}\nout = dedupe([a, b, c])\nself.assertEqual(out, [{'x': 1}, {'x': 2}])\n"
+         "self.assertIs(out[0], a)\nself.assertIs(out[1], c)",
+         "people = [{'name': 'a'}, {'name': 'b'}]\np = find(people, name='b')\nself.assertIs(p, people[1])\n"
+         "p['age'] = 3\nself.assertEqual(people[1], {'name': 'b', 'age': 3})",
+         "rows = [[1], [2]]\nfirst, last = ends(rows)\nself.assertIs(first, rows[0])\nself.assertIs(last, rows[1])\n"
+         "self.assertEqual(first, [1, 0])\nself.assertIsNot(copies(rows)[0], rows[0])"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
