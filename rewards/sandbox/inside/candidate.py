@@ -207,6 +207,13 @@ class Server:
                 info["ord"] = 1
         except Exception:
             pass
+        try:  # a dataclass's fields are data (dataclasses.asdict / fields / astuple in the test read them)
+            fields = cls.__dict__.get("__dataclass_fields__") if "dataclasses" in sys.modules else None
+            if type(fields) is dict:
+                plain = sys.modules["dataclasses"]._FIELD
+                info["df"] = [str(n) for n, f in fields.items() if getattr(f, "_field_type", None) is plain][:256]
+        except Exception:
+            pass
         return info
 
     def resolve(self, x):

@@ -331,17 +331,33 @@ def _proxy_class(info):
         key, nohash = tuple(n for n in _OPTIONAL if n in names), "nohash" in names
     name, real = _class_of(info.get("c"))
     eq, order = bool(info.get("eq")), bool(info.get("ord"))
-    cls = _PROXY_CLASSES.get((key, nohash, name, real, eq, order))
+    df = info.get("df")
+    df = tuple(f for f in df[:256] if type(f) is str and f.isidentifier()) if type(df) is list else None
+    cls = _PROXY_CLASSES.get((key, nohash, name, real, eq, order, df))
     if cls is None:
         body = {"__slots__": (), **{n: _OPTIONAL[n] for n in key},
                 **(_AWAITABLE if real is types.CoroutineType else {}), **_META, "__qualname__": name,
                 "_coderl_type": real, "_coderl_eq": eq, "_coderl_ord": order}
         if nohash:
             body["__hash__"] = None
+        if df is not None:
+            body["__dataclass_fields__"] = _dataclass_fields(df)
         cls = type(name, (Proxy,), body)
         if len(_PROXY_CLASSES) < 4096:  # the program chooses the combinations: bounded
-            _PROXY_CLASSES[(key, nohash, name, real, eq, order)] = cls
+            _PROXY_CLASSES[(key, nohash, name, real, eq, order, df)] = cls
     return cls
+
+
+def _dataclass_fields(names):
+    """Fields of the judge's making for a dataclass of the program: only their names, so dataclasses.fields /
+    asdict / astuple read its attributes through the proxy (data), and nothing of the program runs here."""
+    import dataclasses
+    out = {}
+    for n in names:
+        f = dataclasses.field()
+        f.name, f.type, f._field_type = n, object, dataclasses._FIELD
+        out[n] = f
+    return out
 
 
 def _class_of(ref):

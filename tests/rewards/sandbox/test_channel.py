@@ -231,6 +231,17 @@ PASSING = {
          "p['age'] = 3\nself.assertEqual(people[1], {'name': 'b', 'age': 3})",
          "rows = [[1], [2]]\nfirst, last = ends(rows)\nself.assertIs(first, rows[0])\nself.assertIs(last, rows[1])\n"
          "self.assertEqual(first, [1, 0])\nself.assertIsNot(copies(rows)[0], rows[0])"]),
+    "dataclasses_of_the_program": (  # dataclasses.asdict / fields / is_dataclass read a program dataclass's data
+        "from dataclasses import dataclass, field, InitVar\nfrom typing import ClassVar\n"
+        "@dataclass\nclass Item:\n    sku: str\n    qty: int = 1\n"
+        "@dataclass\nclass Order:\n    who: str\n    items: list = field(default_factory=list)\n    kind: ClassVar[str] = 'o'\n"
+        "    seed: InitVar[int] = 0\n    def __post_init__(self, seed):\n        self.items.extend(Item(str(i)) for i in range(seed))\n"
+        "class Plain:\n    pass\n",
+        ["import dataclasses\no = Order('ann', seed=2)\nself.assertTrue(dataclasses.is_dataclass(o))\n"
+         "self.assertEqual([f.name for f in dataclasses.fields(o)], ['who', 'items'])\n"
+         "self.assertEqual(dataclasses.asdict(o), {'who': 'ann', 'items': [{'sku': '0', 'qty': 1}, {'sku': '1', 'qty': 1}]})\n"
+         "self.assertEqual(dataclasses.astuple(Item('x', 3)), ('x', 3))\nself.assertFalse(dataclasses.is_dataclass(Plain()))\n"
+         "with self.assertRaises(TypeError):\n    dataclasses.asdict(Plain())"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
