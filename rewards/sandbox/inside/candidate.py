@@ -642,6 +642,7 @@ class _StdinMirror(io.TextIOBase):
 def main(limit):
     """Entry point of the forked candidate process; never returns."""
     status = 0
+    wire.SEND_NT_CLASSES = True  # the program's namedtuples keep their methods (wire._nt_owner)
     try:
         reader = framing.Reader(limit)
         setup = reader.recv(CHANNEL_FD)

@@ -106,7 +106,11 @@ def _encode_container(obj, t, export, depth, path):
     if isinstance(obj, BaseException):
         return ["e", encode_exception(obj, export, depth, path)]
     if isinstance(obj, tuple) and isinstance(getattr(t, "_fields", None), tuple):
-        return ["nt", t.__name__, list(t._fields), *(encode(v, export, depth + 1, path) for v in tuple.__iter__(obj))]
+        items = [encode(v, export, depth + 1, path) for v in tuple.__iter__(obj)]
+        owner = _nt_owner(t, export)
+        if owner is not None:
+            return ["ntc", owner[0], t.__name__, list(t._fields), owner[1], *items]
+        return ["nt", t.__name__, list(t._fields), *items]
     if isinstance(obj, collections.Counter):
         return _enc_pairs("ct", obj.items(), export, depth, path)
     if isinstance(obj, collections.OrderedDict):
@@ -239,6 +243,82 @@ def resolve_ref(mod, qual):
     return target
 
 
+# A namedtuple class with behaviour of its own (methods, properties: `p.scaled(2)`, `url.geturl()`) crosses with
+# its class, as a handle with the kind of each public attribute, so that the judge's stand-in asks the program's
+# class for them (never runs them itself; the judge never imports the class's module for the program either).
+# Only the candidate sends its classes (the judge sends back the stand-ins it made from them).
+SEND_NT_CLASSES = False
+
+
+def _nt_owner(t, export):
+    """(class reference, {attribute: kind}) for a namedtuple class with behaviour, else None."""
+    made = t.__dict__.get("_coderl_nt_of")
+    if made is not None:  # a stand-in of ours: its owner goes back
+        return export(made), dict(t.__dict__["_coderl_nt_kinds"])
+    if not SEND_NT_CLASSES:
+        return None
+    kinds = {}
+    for klass in t.__mro__:
+        if klass is tuple or klass is object:
+            continue
+        for name, v in list(vars(klass).items()):
+            if type(name) is str and name.isidentifier() and not name.startswith("_") and name not in kinds \
+                    and name not in t._fields:
+                kinds[name] = "p" if isinstance(v, property) else "m" if isinstance(v, types.FunctionType) else "a"
+    return (export(t), dict(list(kinds.items())[:64])) if kinds else None
+
+
+_nt_standins = {}
+
+
+def _nt_standin(owner, name, fields, kinds):
+    """A namedtuple class standing for a class of the peer (owner, a handle): its values are the tuple's, its
+    public attributes are asked of the owner, as the peer's class would answer them (`p.scaled(2)` calls the
+    peer's `scaled` with this value)."""
+    base = _namedtuple(name, fields)
+    key = (id(owner), name, tuple(fields), tuple(sorted(kinds.items())))
+    hit = _nt_standins.get(key)
+    if hit is not None and hit[0] is owner:
+        return hit[1]
+    body = {"__slots__": (), "_coderl_nt_of": owner, "_coderl_nt_kinds": dict(kinds)}
+    for attr, kind in kinds.items():
+        if hasattr(base, attr):  # never tuple's or namedtuple's own (count, index, a field)
+            continue
+        body[attr] = _standin_attr(owner, attr, kind)
+    cls = type(name, (base,), body)
+    if len(_nt_standins) >= _NT_CACHE_SIZE:
+        _nt_standins.clear()
+    _nt_standins[key] = (owner, cls)
+    return cls
+
+
+def _standin_attr(owner, attr, kind):
+    if kind == "m":
+        def method(self, *args, **kwargs):
+            return getattr(owner, attr)(self, *args, **kwargs)
+        method.__name__ = attr
+        return method
+    if kind == "p":
+        return property(lambda self: getattr(owner, attr).fget(self))
+    return property(lambda self: getattr(owner, attr))
+
+
+def _decode_nt_class(x, resolve, depth):
+    fields, kinds = x[3], x[4]
+    if type(fields) is not list or len(x) - 5 != len(fields) or not all(type(f) is str for f in fields) \
+            or type(kinds) is not dict or len(kinds) > 64 \
+            or not all(type(k) is str and k.isidentifier() and not k.startswith("_") and v in ("m", "p", "a")
+                       for k, v in kinds.items()):
+        raise DecodeError("bad namedtuple")
+    name, items = _str(x[2]), _items(x, 5, resolve, depth)
+    owner = decode(x[1], resolve, depth + 1)
+    if isinstance(owner, type) and issubclass(owner, tuple) and getattr(owner, "_fields", None) == tuple(fields):
+        return owner._make(items)  # our own class coming back
+    if isinstance(owner, (type, types.ModuleType)):  # a stand-in asks a handle of the peer, nothing of ours
+        raise DecodeError("bad namedtuple class")
+    return _nt_standin(owner, name, fields, kinds)(*items)
+
+
 # ------------------------------------------------------------------------------------------- decode
 
 _nt_classes = {}
@@ -338,6 +418,8 @@ def _decode_tagged(x, resolve, depth):
         if type(fields) is not list or len(x) - 3 != len(fields) or not all(type(f) is str for f in fields):
             raise DecodeError("bad namedtuple")
         return _namedtuple(_str(x[1]), fields)(*_items(x, 3, resolve, depth))
+    if tag == "ntc":
+        return _decode_nt_class(x, resolve, depth)
     if tag == "ct":
         return collections.Counter(dict(_pairs(x, 1, resolve, depth)))
     if tag == "od":

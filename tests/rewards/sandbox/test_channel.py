@@ -242,6 +242,17 @@ PASSING = {
          "self.assertEqual(dataclasses.asdict(o), {'who': 'ann', 'items': [{'sku': '0', 'qty': 1}, {'sku': '1', 'qty': 1}]})\n"
          "self.assertEqual(dataclasses.astuple(Item('x', 3)), ('x', 3))\nself.assertFalse(dataclasses.is_dataclass(Plain()))\n"
          "with self.assertRaises(TypeError):\n    dataclasses.asdict(Plain())"]),
+    "namedtuples_keep_their_methods": (  # a NamedTuple result is a value and still has the program's methods
+        "from typing import NamedTuple\nimport urllib.parse\nclass P(NamedTuple):\n    x: int\n    y: int = 0\n"
+        "    def scaled(self, k):\n        return P(self.x * k, self.y * k)\n    @property\n    def norm1(self):\n"
+        "        return abs(self.x) + abs(self.y)\n    @staticmethod\n    def origin():\n        return P(0)\n    UNIT = 1\n"
+        "def make(x, y=0):\n    return P(x, y)\ndef total(p):\n    return p.norm1 + p.scaled(2).x\n"
+        "def url():\n    return urllib.parse.urlparse('http://a/b?c=1')\n",
+        ["p = make(1, -2)\nself.assertEqual(p, (1, -2))\nself.assertEqual(p.scaled(3), (3, -6))\nself.assertEqual(p.norm1, 3)\n"
+         "self.assertEqual(p._replace(y=5).scaled(2).y, 10)\nself.assertEqual(p.origin(), (0, 0))\n"
+         "self.assertEqual((p.UNIT, type(p).__name__, p._asdict()), (1, 'P', {'x': 1, 'y': -2}))",
+         "self.assertEqual(total(make(2, 2)), 8)\nself.assertEqual(total(make(1)._replace(y=1)), 4)",
+         "self.assertEqual(url().netloc, 'a')\nself.assertEqual(url().geturl(), 'http://a/b?c=1')"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
