@@ -186,8 +186,24 @@ BUILTIN_TYPES = frozenset({list, int, set, dict, str, float, tuple, frozenset, b
 _FACTORIES = {f.__name__: f for f in (list, int, set, dict, str, float, tuple, frozenset, bytes, bool)}
 
 
-def encode_exception(exc, export, depth=0, path=None):
-    """{"cls": class, "args": [...], "str": text, "attrs": [k, v, ...]} of an exception instance."""
+_CHAIN = 4  # links of an exception's __cause__ / __context__ chain that cross with it
+
+
+def encode_exception(exc, export, depth=0, path=None, chain=0):
+    """{"cls": class, "args": [...], "str": text, "attrs": [k, v, ...]} of an exception instance, with its
+    "cause" / "context" (`raise ... from e`, or raised while handling another) and "suppress" (`from`)."""
+    desc = _encode_exception(exc, export, depth, path)
+    if chain < _CHAIN:
+        for key, linked in (("cause", exc.__cause__), ("context", exc.__context__)):
+            if isinstance(linked, BaseException):
+                desc[key] = "cause" if key == "context" and linked is exc.__cause__ else \
+                    encode_exception(linked, export, depth + 1, path, chain + 1)
+    if exc.__suppress_context__:
+        desc["suppress"] = True
+    return desc
+
+
+def _encode_exception(exc, export, depth, path):
     cls = type(exc)
     try:
         args = [encode(a, export, depth + 1, path) for a in exc.args]
@@ -518,6 +534,16 @@ def build_exception(desc, resolve, depth=0):
                     setattr(exc, attrs[i], decode(attrs[i + 1], resolve, depth + 1))
                 except Exception:
                     pass
+    if depth <= MAX_DEPTH:
+        cause = desc.get("cause")
+        if type(cause) is dict:
+            exc.__cause__ = build_exception(cause, resolve, depth + 1)
+        context = desc.get("context")
+        if context == "cause":
+            exc.__context__ = exc.__cause__
+        elif type(context) is dict:
+            exc.__context__ = build_exception(context, resolve, depth + 1)
+        exc.__suppress_context__ = desc.get("suppress") is True
     return exc
 
 

@@ -253,6 +253,18 @@ PASSING = {
          "self.assertEqual((p.UNIT, type(p).__name__, p._asdict()), (1, 'P', {'x': 1, 'y': -2}))",
          "self.assertEqual(total(make(2, 2)), 8)\nself.assertEqual(total(make(1)._replace(y=1)), 4)",
          "self.assertEqual(url().netloc, 'a')\nself.assertEqual(url().geturl(), 'http://a/b?c=1')"]),
+    "exception_chains": (  # raise ... from e: the test reads __cause__ / __context__ of the program's exception
+        "class Bad(Exception):\n    pass\ndef parse(t):\n    try:\n        return int(t)\n    except ValueError as e:\n"
+        "        raise Bad('nan') from e\ndef get(d):\n    try:\n        return d['k']\n    except KeyError:\n"
+        "        raise Bad('missing')\ndef quiet():\n    try:\n        1 / 0\n    except ZeroDivisionError:\n"
+        "        raise Bad('q') from None\n",
+        ["with self.assertRaises(Bad) as cm:\n    parse('x')\nself.assertIsInstance(cm.exception.__cause__, ValueError)\n"
+         "self.assertIs(cm.exception.__context__, cm.exception.__cause__)\nself.assertTrue(cm.exception.__suppress_context__)\n"
+         "self.assertIn('invalid literal', str(cm.exception.__cause__))",
+         "with self.assertRaises(Bad) as cm:\n    get({})\nself.assertIsNone(cm.exception.__cause__)\n"
+         "self.assertIsInstance(cm.exception.__context__, KeyError)\nself.assertFalse(cm.exception.__suppress_context__)",
+         "with self.assertRaises(Bad) as cm:\n    quiet()\nself.assertIsNone(cm.exception.__cause__)\n"
+         "self.assertTrue(cm.exception.__suppress_context__)\nself.assertIsInstance(cm.exception.__context__, ZeroDivisionError)"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
