@@ -4,7 +4,7 @@ receiver from its own genuine types, so a value nobody can lie about arrives.
 What crosses by value: None, bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set,
 frozenset, namedtuples (rebuilt as a namedtuple class of the same name and fields), the collections
 containers (OrderedDict, defaultdict with a builtin factory, Counter, deque, ChainMap, UserList, UserDict,
-UserString), MappingProxyType, range, slice, Decimal, Fraction, SimpleNamespace, date/time/datetime/timedelta
+UserString), MappingProxyType, range, slice, Decimal, Fraction, SimpleNamespace, pathlib paths, date/time/datetime/timedelta
 (naive or with a fixed offset) and exception instances. A subclass of a builtin type crosses as its base
 value. Anything else is left where it lives and crosses as a handle (``["h", id, info]``: an object of the
 sender; ``["y", id]``: an object of the receiver coming back) which each side maps through its own
@@ -142,6 +142,9 @@ def _encode_container(obj, t, export, depth, path):
         return ["dec", str(obj)]
     if "fractions" in mods and isinstance(obj, mods["fractions"].Fraction):
         return ["fr", encode(obj.numerator, export), encode(obj.denominator, export)]
+    if "pathlib" in mods and isinstance(obj, mods["pathlib"].PurePath):
+        kind = next((k.__name__ for k in t.__mro__ if k.__module__.partition(".")[0] == "pathlib" and k.__name__ in _PATHS), "PurePath")
+        return ["pa", kind, str(obj)]
     if t is types.SimpleNamespace:
         return ["sn", encode(dict(vars(obj)), export, depth + 1, path)]
     if t is bytearray:
@@ -178,6 +181,8 @@ def _encode_datetime(obj, t, datetime):
     return ["dt", "timedelta", obj.days, obj.seconds, obj.microseconds]
 
 
+# pathlib's classes: a path crosses as its text and the class it is (a program's subclass as its pathlib base).
+_PATHS = frozenset({"PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath", "WindowsPath"})
 _BASES = ((int, None), (float, None), (str, None), (bytes, None), (list, "l"), (tuple, "t"),
           (dict, "d"), (set, "s"), (frozenset, "fs"))
 # Builtin types that cross by name (["R", "builtins", name]); also the defaultdict factories rebuilt.
@@ -488,6 +493,14 @@ def _decode_tagged(x, resolve, depth):
         return fractions.Fraction(_int(decode(x[1], resolve, depth + 1)), _int(decode(x[2], resolve, depth + 1)))
     if tag == "dt":
         return _dt(x)
+    if tag == "pa":
+        import pathlib
+        if x[1] not in _PATHS or len(x) != 3:
+            raise DecodeError("bad path")
+        try:
+            return getattr(pathlib, x[1])(_str(x[2]))
+        except NotImplementedError:  # a WindowsPath here
+            raise DecodeError("bad path") from None
     if tag == "e":
         return build_exception(x[1], resolve, depth)
     if tag in ("h", "y", "R"):

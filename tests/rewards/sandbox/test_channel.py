@@ -265,6 +265,13 @@ PASSING = {
          "self.assertIsInstance(cm.exception.__context__, KeyError)\nself.assertFalse(cm.exception.__suppress_context__)",
          "with self.assertRaises(Bad) as cm:\n    quiet()\nself.assertIsNone(cm.exception.__cause__)\n"
          "self.assertTrue(cm.exception.__suppress_context__)\nself.assertIsInstance(cm.exception.__context__, ZeroDivisionError)"]),
+    "paths_are_data": (  # pathlib paths cross as paths, both ways (a test's tempdir / 'x.txt')
+        "from pathlib import Path, PurePosixPath\ndef save(d, name, text):\n    p = Path(d) / name\n    p.write_text(text)\n"
+        "    return p\ndef size(p):\n    return len(open(p).read())\ndef pure():\n    return PurePosixPath('a/b.txt')\n",
+        ["import tempfile\nfrom pathlib import Path, PurePosixPath\nwith tempfile.TemporaryDirectory() as t:\n"
+         "    p = save(Path(t), 'x.txt', 'hello')\n    self.assertIsInstance(p, Path)\n    self.assertEqual(p, Path(t) / 'x.txt')\n"
+         "    self.assertEqual(p.read_text(), 'hello')\n    self.assertEqual(size(p), 5)\n"
+         "self.assertEqual(pure(), PurePosixPath('a') / 'b.txt')\nself.assertEqual(pure().suffix, '.txt')"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
