@@ -54,7 +54,8 @@ _VIEW_TYPES = frozenset(type(v) for v in ({}.keys(), {}.values(), {}.items()))
 
 _NOTHING = object()
 # Context managers of the tests in effect in this process (entered, not yet exited), which _mirror hands on to
-# the program: mock.patch()es (decorator, with, start/stop), assertLogs / assertNoLogs, assertWarns.
+# the program: mock.patch()es (decorator, with, start/stop), assertLogs / assertNoLogs, warnings.catch_warnings
+# (assertWarns enters one too).
 _ACTIVE_PATCHES, _ACTIVE_LOG_CAPTURES, _ACTIVE_WARNING_CAPTURES = [], [], []
 
 
@@ -116,7 +117,7 @@ _guard_set_equal()
 _track_random()
 _track(unittest.mock._patch, _ACTIVE_PATCHES)
 _track(unittest._log._AssertLogsContext, _ACTIVE_LOG_CAPTURES)
-_track(unittest.case._AssertWarnsContext, _ACTIVE_WARNING_CAPTURES)
+_track(warnings.catch_warnings, _ACTIVE_WARNING_CAPTURES)  # the test's own, and assertWarns's
 _EXACT_ITEMS = 16  # items of a program's iterator fetched one next() at a time before prefetching (laziness)
 _KEPT = 64  # arguments of the test the program keeps, followed after later calls (the candidate says which)
 

@@ -272,6 +272,15 @@ PASSING = {
          "    p = save(Path(t), 'x.txt', 'hello')\n    self.assertIsInstance(p, Path)\n    self.assertEqual(p, Path(t) / 'x.txt')\n"
          "    self.assertEqual(p.read_text(), 'hello')\n    self.assertEqual(size(p), 5)\n"
          "self.assertEqual(pure(), PurePosixPath('a') / 'b.txt')\nself.assertEqual(pure().suffix, '.txt')"]),
+    "catch_warnings_in_the_test": (  # warnings.catch_warnings(record=True) sees what the program warns
+        "import warnings\ndef old(x):\n    warnings.warn('old is deprecated', DeprecationWarning, stacklevel=2)\n    return x\n"
+        "def clip(v):\n    if v < 0:\n        warnings.warn('clipped', RuntimeWarning)\n    return max(v, 0)\n",
+        ["import warnings\nwith warnings.catch_warnings(record=True) as w:\n    warnings.simplefilter('always')\n"
+         "    self.assertEqual(old(1), 1)\n    clip(2)\nself.assertEqual([x.category for x in w], [DeprecationWarning])\n"
+         "self.assertIn('deprecated', str(w[0].message))",
+         "import warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('error')\n"
+         "    with self.assertRaises(RuntimeWarning):\n        clip(-1)\nwith warnings.catch_warnings(record=True) as w:\n"
+         "    warnings.simplefilter('ignore')\n    clip(-1)\nself.assertEqual(w, [])"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
