@@ -354,6 +354,8 @@ class Server:
             return issubclass(args[0], target)
         if name == "round":
             return round(target, *args)
+        if name in ("send", "throw", "close") and isinstance(target, types.GeneratorType):  # judge._GENERATOR
+            return getattr(target, name)(*args[:1])
         if name == "exit":  # the type of an exception in flight in the test, never its value
             return target.__exit__(args[0] if args else None, None, None)
         if name == "await":  # the judge's `await` on a coroutine of the program: run here, in a loop of its own

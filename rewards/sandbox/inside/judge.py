@@ -296,6 +296,22 @@ def _coro_throw(self, typ, value=None, tb=None):
 _AWAITABLE = {"send": _coro_send, "throw": _coro_throw, "close": lambda self: None}
 
 
+def _generator_op(name):
+    def method(self, *args):
+        s = self._coderl_s
+        buf = s.iter_buffers.get(self._coderl_i)
+        if buf is not None and buf[0]:  # items read ahead (_next) were taken before this send
+            raise s.unjudgeable(f"the test calls {name}() on a generator the judge has read ahead of")
+        return s.op(self, name, *args)
+    method.__name__ = name
+    return method
+
+
+# A generator of the program driven by the test (a running-average coroutine): these end it as next() does, so
+# a StopIteration they raise is the generator's, as in plain Python.
+_GENERATOR = {name: _generator_op(name) for name in ("send", "throw", "close")}
+
+
 _OPTIONAL = {  # special methods a proxy has only when the program's type has them (candidate._CAPS)
     "__call__": lambda self, *args, **kwargs: self._coderl_s.call(self, args, kwargs),
     "__getitem__": lambda self, key: self._coderl_s.op(self, "getitem", key),
@@ -337,7 +353,8 @@ def _proxy_class(info):
     cls = _PROXY_CLASSES.get((key, nohash, name, real, eq, order, df))
     if cls is None:
         body = {"__slots__": (), **{n: _OPTIONAL[n] for n in key},
-                **(_AWAITABLE if real is types.CoroutineType else {}), **_META, "__qualname__": name,
+                **(_AWAITABLE if real is types.CoroutineType else {}),
+                **(_GENERATOR if real is types.GeneratorType else {}), **_META, "__qualname__": name,
                 "_coderl_type": real, "_coderl_eq": eq, "_coderl_ord": order}
         if nohash:
             body["__hash__"] = None
@@ -595,7 +612,7 @@ class Session:
 
     def op(self, proxy, name, *args):
         reply = self._mirrored_request(["op", proxy._coderl_i, name, *(self.enc(a) for a in args)])
-        return self._adopt(reply, self._result(reply, stop=name == "next"))
+        return self._adopt(reply, self._result(reply, stop=name in ("next", "send", "throw")))
 
     def _adopt(self, reply, value):
         """value, which the program keeps too when the reply says it shares it: the test's copy is followed

@@ -281,6 +281,15 @@ PASSING = {
          "import warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('error')\n"
          "    with self.assertRaises(RuntimeWarning):\n        clip(-1)\nwith warnings.catch_warnings(record=True) as w:\n"
          "    warnings.simplefilter('ignore')\n    clip(-1)\nself.assertEqual(w, [])"]),
+    "generators_driven_by_the_test": (  # send / throw / close on the program's generator, as next() is
+        "def avg():\n    total = n = 0\n    mean = None\n    while True:\n        try:\n            x = yield mean\n"
+        "        except ValueError:\n            total = n = 0\n            mean = None\n            continue\n"
+        "        total += x\n        n += 1\n        mean = total / n\ndef two():\n    yield 1\n    yield 2\n",
+        ["g = avg()\nself.assertIsNone(next(g))\nself.assertEqual(g.send(10), 10.0)\nself.assertEqual(g.send(20), 15.0)\n"
+         "self.assertIsNone(g.throw(ValueError))\nself.assertEqual(g.send(4), 4.0)\ng.close()\n"
+         "with self.assertRaises(StopIteration):\n    g.send(1)",
+         "g = two()\nself.assertEqual(g.send(None), 1)\nwith self.assertRaises(KeyError):\n    g.throw(KeyError('k'))\n"
+         "self.assertEqual(list(g), [])\nh = two()\nnext(h)\nnext(h)\nwith self.assertRaises(StopIteration):\n    h.send(None)"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
