@@ -336,7 +336,7 @@ del _name
 _PROXY_CLASSES = {}
 
 
-def _proxy_class(info):
+def _proxy_class(info, session=None):
     """The Proxy subclass for an object the candidate describes: the special methods its type has ("m"; all of
     them when the program sent none), its class's name and genuine standard-library type ("c"), whether that
     class keeps object's equality and ordering ("eq", "ord")."""
@@ -350,7 +350,12 @@ def _proxy_class(info):
     eq, order = bool(info.get("eq")), bool(info.get("ord"))
     df = info.get("df")
     df = tuple(f for f in df[:256] if type(f) is str and f.isidentifier()) if type(df) is list else None
-    cls = _PROXY_CLASSES.get((key, nohash, name, real, eq, order, df))
+    # A dataclass's proxy class builds new objects of the program's class (`dataclasses.replace(o, x=1)` calls
+    # `o.__class__(...)`): one per session (which it calls) and class.
+    maker = info.get("c") if df is not None and session is not None else None
+    maker = maker if type(maker) is list and len(maker) == 3 and maker[0] == "h" else None
+    cache = session.__dict__.setdefault("dataclass_proxies", {}) if maker is not None else _PROXY_CLASSES
+    cls = cache.get((key, nohash, name, real, eq, order, df, maker and maker[1]))
     if cls is None:
         body = {"__slots__": (), **{n: _OPTIONAL[n] for n in key},
                 **(_AWAITABLE if real is types.CoroutineType else {}),
@@ -360,10 +365,18 @@ def _proxy_class(info):
             body["__hash__"] = None
         if df is not None:
             body["__dataclass_fields__"] = _dataclass_fields(df)
+        if maker is not None:
+            body["__new__"] = _maker(maker, session)
         cls = type(name, (Proxy,), body)
-        if len(_PROXY_CLASSES) < 4096:  # the program chooses the combinations: bounded
-            _PROXY_CLASSES[(key, nohash, name, real, eq, order, df)] = cls
+        if len(cache) < 4096:  # the program chooses the combinations: bounded
+            cache[(key, nohash, name, real, eq, order, df, maker and maker[1])] = cls
     return cls
+
+
+def _maker(ref, session):
+    def __new__(cls, *args, **kwargs):  # a call of the program's class, as the proxy of that class makes it
+        return session.call(session.resolve(ref), args, kwargs)
+    return __new__
 
 
 def _dataclass_fields(names):
@@ -516,7 +529,7 @@ class Session:
         raise wire.DecodeError("bad tag")
 
     def _proxy(self, cid, info):
-        p = object.__new__(_proxy_class(info))
+        p = object.__new__(_proxy_class(info, self))
         p._coderl_s, p._coderl_i = self, cid
         p._coderl_n = str(info.get("n") or "")[:100]
         return p

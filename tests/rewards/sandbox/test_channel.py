@@ -241,7 +241,9 @@ PASSING = {
          "self.assertEqual([f.name for f in dataclasses.fields(o)], ['who', 'items'])\n"
          "self.assertEqual(dataclasses.asdict(o), {'who': 'ann', 'items': [{'sku': '0', 'qty': 1}, {'sku': '1', 'qty': 1}]})\n"
          "self.assertEqual(dataclasses.astuple(Item('x', 3)), ('x', 3))\nself.assertFalse(dataclasses.is_dataclass(Plain()))\n"
-         "with self.assertRaises(TypeError):\n    dataclasses.asdict(Plain())"]),
+         "with self.assertRaises(TypeError):\n    dataclasses.asdict(Plain())",
+         "import dataclasses\na = Item('x', 2)\nb = dataclasses.replace(a, qty=5)\nself.assertEqual((b.sku, b.qty, a.qty), ('x', 5, 2))\n"
+         "self.assertEqual(type(b).__name__, 'Item')\nself.assertEqual(a.__class__('y').sku, 'y')"]),
     "namedtuples_keep_their_methods": (  # a NamedTuple result is a value and still has the program's methods
         "from typing import NamedTuple\nimport urllib.parse\nclass P(NamedTuple):\n    x: int\n    y: int = 0\n"
         "    def scaled(self, k):\n        return P(self.x * k, self.y * k)\n    @property\n    def norm1(self):\n"
