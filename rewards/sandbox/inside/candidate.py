@@ -644,7 +644,7 @@ class _StdinMirror(io.TextIOBase):
 def main(limit):
     """Entry point of the forked candidate process; never returns."""
     status = 0
-    wire.SEND_NT_CLASSES = True  # the program's namedtuples keep their methods (wire._nt_owner)
+    wire.SEND_CLASSES = True  # its namedtuples and enum members keep their class's behaviour (wire._kinds)
     try:
         reader = framing.Reader(limit)
         setup = reader.recv(CHANNEL_FD)

@@ -152,6 +152,9 @@ def _encode_container(obj, t, export, depth, path):
     datetime = mods.get("datetime")
     if datetime is not None and t in (datetime.datetime, datetime.date, datetime.time, datetime.timedelta):
         return _encode_datetime(obj, t, datetime)
+    member = _enum_member(obj, t, export)
+    if member is not None:
+        return member
     # Subclasses of the builtin types travel as their base value.
     for base, tag in _BASES:
         if isinstance(obj, base):
@@ -268,7 +271,7 @@ def resolve_ref(mod, qual):
 # its class, as a handle with the kind of each public attribute, so that the judge's stand-in asks the program's
 # class for them (never runs them itself; the judge never imports the class's module for the program either).
 # Only the candidate sends its classes (the judge sends back the stand-ins it made from them).
-SEND_NT_CLASSES = False
+SEND_CLASSES = False
 
 
 def _nt_owner(t, export):
@@ -276,17 +279,112 @@ def _nt_owner(t, export):
     made = t.__dict__.get("_coderl_nt_of")
     if made is not None:  # a stand-in of ours: its owner goes back
         return export(made), dict(t.__dict__["_coderl_nt_kinds"])
-    if not SEND_NT_CLASSES:
+    if not SEND_CLASSES:
         return None
+    kinds = _kinds(t, t._fields)
+    return (export(t), kinds) if kinds else None
+
+
+def _kinds(t, skip):
+    """{public attribute: "m" (a method), "p" (a property), "a" (anything else)} that t's classes define, save
+    those of the standard library's (tuple, enum.Enum, ...) and the names in skip."""
     kinds = {}
     for klass in t.__mro__:
-        if klass is tuple or klass is object:
+        if getattr(klass, "__module__", None) in ("builtins", "enum", "collections", "typing"):
             continue
         for name, v in list(vars(klass).items()):
             if type(name) is str and name.isidentifier() and not name.startswith("_") and name not in kinds \
-                    and name not in t._fields:
+                    and name not in skip:
                 kinds[name] = "p" if isinstance(v, property) else "m" if isinstance(v, types.FunctionType) else "a"
-    return (export(t), dict(list(kinds.items())[:64])) if kinds else None
+    return dict(list(kinds.items())[:64])
+
+
+# A member of an enum with a builtin mixin (IntEnum, IntFlag, `class Status(str, Enum)`) crosses as its value,
+# its name and its class (a handle, with the kinds of its public attributes): the judge's stand-in is that value
+# (==, hash, ordering as the mixin's), one object per member (`Level(2) is Level.HIGH`), with `.name`, `.value`,
+# and its str / repr / format and the class's own methods asked of the program's class.
+def _enum_member(obj, t, export):
+    made = t.__dict__.get("_coderl_en_of")
+    if made is not None:
+        return ["en", export(made), obj._coderl_name, _mixin_value(t.__dict__["_coderl_en_base"], obj),
+                t.__dict__["_coderl_en_kinds"]]
+    if not SEND_CLASSES:
+        return None
+    enum = sys.modules.get("enum")
+    if enum is None or not isinstance(obj, enum.Enum):
+        return None
+    base = next((b for b in (int, str, float) if isinstance(obj, b)), None)
+    name = obj._name_
+    if base is None or not (name is None or type(name) is str):
+        return None
+    value = _mixin_value(base, obj)
+    members = getattr(t, "_member_map_", None)
+    return ["en", export(t), name, value, _kinds(t, members if type(members) is dict else ())]
+
+
+_en_standins = {}
+
+
+def _mixin_value(base, member):
+    """The member's value as its mixin's own (never its class's __str__ / __int__, which the program wrote)."""
+    return str.__str__(member) if base is str else int.__int__(member) if base is int else float.__float__(member)
+
+
+def _decode_enum_member(x, resolve, depth):
+    if len(x) != 5 or not (x[2] is None or type(x[2]) is str) or type(x[4]) is not dict:
+        raise DecodeError("bad enum member")
+    value = decode(x[3], resolve, depth + 1)
+    base = type(value)
+    if base not in (int, str, float):
+        raise DecodeError("bad enum member")
+    owner = decode(x[1], resolve, depth + 1)
+    enum = sys.modules.get("enum")
+    if enum is not None and isinstance(owner, type) and issubclass(owner, enum.Enum):
+        return owner(value)  # our own class coming back
+    if isinstance(owner, (type, types.ModuleType)):
+        raise DecodeError("bad enum class")
+    key = (id(owner), base, value)
+    hit = _en_standins.get(key)
+    if hit is not None and hit[0] is owner:
+        return hit[1]
+    member = _en_class(owner, base, _checked_kinds(x[4]))(value)
+    member._coderl_name = x[2]
+    if len(_en_standins) >= 4 * _NT_CACHE_SIZE:
+        _en_standins.clear()
+    _en_standins[key] = (owner, member)
+    return member
+
+
+def _en_class(owner, base, kinds):
+    key = (id(owner), base, "class")
+    hit = _en_standins.get(key)
+    if hit is not None and hit[0] is owner:
+        return hit[1]
+    body = {"_coderl_en_of": owner, "_coderl_en_base": base, "_coderl_en_kinds": dict(kinds),
+            "name": property(lambda self: self._coderl_name),
+            "value": property(lambda self: _mixin_value(base, self)),
+            "__str__": lambda self: _peer_attr(owner, "__str__")(self),
+            "__repr__": lambda self: _peer_attr(owner, "__repr__")(self),
+            "__format__": lambda self, spec: _peer_attr(owner, "__format__")(self, spec)}
+    for attr, kind in kinds.items():
+        if not hasattr(base, attr) and attr not in body:
+            body[attr] = _standin_attr(owner, attr, kind)
+    cls = type(str(getattr(owner, "_coderl_n", "") or "Enum"), (base,), body)
+    _en_standins[key] = (owner, cls)
+    return cls
+
+
+def _peer_attr(owner, attr):
+    """The attribute of the peer's class itself: a special method's name on the handle would be the handle's own."""
+    return type(owner).__getattr__(owner, attr)
+
+
+def _checked_kinds(kinds):
+    if type(kinds) is not dict or len(kinds) > 64 or not all(
+            type(k) is str and k.isidentifier() and not k.startswith("_") and v in ("m", "p", "a")
+            for k, v in kinds.items()):
+        raise DecodeError("bad attribute kinds")
+    return kinds
 
 
 _nt_standins = {}
@@ -326,11 +424,9 @@ def _standin_attr(owner, attr, kind):
 
 def _decode_nt_class(x, resolve, depth):
     fields, kinds = x[3], x[4]
-    if type(fields) is not list or len(x) - 5 != len(fields) or not all(type(f) is str for f in fields) \
-            or type(kinds) is not dict or len(kinds) > 64 \
-            or not all(type(k) is str and k.isidentifier() and not k.startswith("_") and v in ("m", "p", "a")
-                       for k, v in kinds.items()):
+    if type(fields) is not list or len(x) - 5 != len(fields) or not all(type(f) is str for f in fields):
         raise DecodeError("bad namedtuple")
+    _checked_kinds(kinds)
     name, items = _str(x[2]), _items(x, 5, resolve, depth)
     owner = decode(x[1], resolve, depth + 1)
     if isinstance(owner, type) and issubclass(owner, tuple) and getattr(owner, "_fields", None) == tuple(fields):
@@ -441,6 +537,8 @@ def _decode_tagged(x, resolve, depth):
         return _namedtuple(_str(x[1]), fields)(*_items(x, 3, resolve, depth))
     if tag == "ntc":
         return _decode_nt_class(x, resolve, depth)
+    if tag == "en":
+        return _decode_enum_member(x, resolve, depth)
     if tag == "ct":
         return collections.Counter(dict(_pairs(x, 1, resolve, depth)))
     if tag == "od":

@@ -292,6 +292,21 @@ PASSING = {
          "with self.assertRaises(StopIteration):\n    g.send(1)",
          "g = two()\nself.assertEqual(g.send(None), 1)\nwith self.assertRaises(KeyError):\n    g.throw(KeyError('k'))\n"
          "self.assertEqual(list(g), [])\nh = two()\nnext(h)\nnext(h)\nwith self.assertRaises(StopIteration):\n    h.send(None)"]),
+    "enum_members_with_a_builtin_mixin": (  # IntEnum / (str, Enum) members: their value, and name, identity, methods
+        "from enum import Enum, IntEnum, IntFlag\nclass Level(IntEnum):\n    LOW = 1\n    HIGH = 2\n"
+        "    def label(self):\n        return self.name.title()\n"
+        "class Status(str, Enum):\n    ON = 'on'\n    OFF = 'off'\n    @property\n    def flipped(self):\n"
+        "        return Status.OFF if self is Status.ON else Status.ON\n"
+        "class Perm(IntFlag):\n    R = 4\n    W = 2\ndef worst(levels):\n    return max(levels)\n"
+        "def is_on(s):\n    return s is Status.ON\n",
+        ["self.assertEqual(Level.HIGH, 2)\nself.assertEqual(Level(2).name, 'HIGH')\nself.assertIs(Level(2), Level.HIGH)\n"
+         "self.assertEqual(Level.LOW.value, 1)\nself.assertIsInstance(Level.LOW, Level)\nself.assertIsInstance(Level.LOW, int)\n"
+         "self.assertEqual(worst([Level.LOW, Level.HIGH]).label(), 'High')\nself.assertLess(Level.LOW, Level.HIGH)\n"
+         "self.assertEqual(repr(Level.LOW), '<Level.LOW: 1>')\nself.assertEqual([m.name for m in Level], ['LOW', 'HIGH'])",
+         "self.assertEqual(Status.ON, 'on')\nself.assertEqual(Status('off').value, 'off')\nself.assertIs(Status.ON.flipped, Status.OFF)\n"
+         "self.assertTrue(is_on(Status.ON))\nself.assertFalse(is_on('on'))\nself.assertEqual(str(Status.ON), 'Status.ON')\n"
+         "self.assertEqual({Status.ON: 1}['on'], 1)",
+         "self.assertEqual(Perm.R | Perm.W, 6)\nself.assertEqual(Perm.R.name, 'R')\nself.assertEqual(int(Perm.W), 2)"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
