@@ -356,6 +356,9 @@ class Server:
             return round(target, *args)
         if name in ("send", "throw", "close") and isinstance(target, types.GeneratorType):  # judge._GENERATOR
             return getattr(target, name)(*args[:1])
+        if name in ("copy", "deepcopy"):  # copy.copy / deepcopy in the test (judge.Proxy.__deepcopy__)
+            import copy
+            return getattr(copy, name)(target)
         if name == "exit":  # the type of an exception in flight in the test, never its value
             return target.__exit__(args[0] if args else None, None, None)
         if name == "await":  # the judge's `await` on a coroutine of the program: run here, in a loop of its own

@@ -207,10 +207,11 @@ class Proxy:
     def __mro_entries__(self, bases):
         raise self._coderl_s.unjudgeable("a test class derives from a class of the program")
 
-    def __deepcopy__(self, memo):
-        raise self._coderl_s.unjudgeable("a test copies an object of the program")
+    def __deepcopy__(self, memo):  # the program copies its own object (the memo keeps sharing among the test's)
+        return self._coderl_s.op(self, "deepcopy")
 
-    __copy__ = __deepcopy__
+    def __copy__(self):
+        return self._coderl_s.op(self, "copy")
     __eq__ = _compare("==", True, "_coderl_eq")
     __ne__ = _compare("!=", False, "_coderl_eq")
     __lt__ = _compare("<", False, "_coderl_ord")

@@ -307,6 +307,12 @@ PASSING = {
          "self.assertTrue(is_on(Status.ON))\nself.assertFalse(is_on('on'))\nself.assertEqual(str(Status.ON), 'Status.ON')\n"
          "self.assertEqual({Status.ON: 1}['on'], 1)",
          "self.assertEqual(Perm.R | Perm.W, 6)\nself.assertEqual(Perm.R.name, 'R')\nself.assertEqual(int(Perm.W), 2)"]),
+    "copies_of_the_programs_objects": (  # copy.copy / deepcopy of a program object: the program copies it
+        "class Cart:\n    def __init__(self):\n        self.items = []\n    def add(self, x):\n        self.items.append(x)\n"
+        "        return self\n",
+        ["import copy\nc = Cart().add(1)\nd = copy.deepcopy(c)\nd.add(2)\nself.assertEqual((c.items, d.items), ([1], [1, 2]))\n"
+         "s = copy.copy(c)\ns.add(3)\nself.assertEqual(c.items, [1, 3])\nself.assertIsNot(s, c)\n"
+         "pair = copy.deepcopy([c, c])\nself.assertIs(pair[0], pair[1])\nself.assertIsNot(pair[0], c)"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
