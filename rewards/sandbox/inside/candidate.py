@@ -47,6 +47,9 @@ _CAPS = tuple(f"__{n}__" for n in (
     *(p + n for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and",
                       "or", "xor") for p in ("", "r"))))
 _caps_cache = {}
+# collections.abc's classes that a class must derive from or be registered with (no structural check makes one).
+_NOMINAL_ABCS = ("Mapping", "MutableMapping", "Sequence", "MutableSequence", "Set", "MutableSet", "MappingView",
+                 "KeysView", "ItemsView", "ValuesView")
 
 
 def _caps(t):
@@ -205,6 +208,13 @@ class Server:
                 info["eq"] = 1
             if all(getattr(cls, n) is getattr(object, n) for n in ("__lt__", "__le__", "__gt__", "__ge__")):
                 info["ord"] = 1
+        except Exception:
+            pass
+        try:  # the collections ABCs it derives from or is registered with (isinstance(c, Mapping) in the test)
+            abc = sys.modules.get("collections.abc")
+            names = [n for n in _NOMINAL_ABCS if abc is not None and issubclass(cls, getattr(abc, n))]
+            if names:
+                info["abc"] = names
         except Exception:
             pass
         try:  # a dataclass's fields are data (dataclasses.asdict / fields / astuple in the test read them)

@@ -18,6 +18,7 @@ was. stdlib only: this module runs inside the sandbox.
 import _signal
 import builtins
 import collections
+import collections.abc
 import copy
 import inspect
 import io
@@ -356,7 +357,9 @@ def _proxy_class(info, session=None):
     maker = info.get("c") if df is not None and session is not None else None
     maker = maker if type(maker) is list and len(maker) == 3 and maker[0] == "h" else None
     cache = session.__dict__.setdefault("dataclass_proxies", {}) if maker is not None else _PROXY_CLASSES
-    cls = cache.get((key, nohash, name, real, eq, order, df, maker and maker[1]))
+    abcs = info.get("abc")
+    abcs = tuple(n for n in abcs[:16] if n in _NOMINAL_ABCS) if type(abcs) is list else ()
+    cls = cache.get((key, nohash, name, real, eq, order, df, maker and maker[1], abcs))
     if cls is None:
         body = {"__slots__": (), **{n: _OPTIONAL[n] for n in key},
                 **(_AWAITABLE if real is types.CoroutineType else {}),
@@ -369,9 +372,15 @@ def _proxy_class(info, session=None):
         if maker is not None:
             body["__new__"] = _maker(maker, session)
         cls = type(name, (Proxy,), body)
+        for n in abcs:  # isinstance only: the proxy's methods are still the program's own
+            getattr(collections.abc, n).register(cls)
         if len(cache) < 4096:  # the program chooses the combinations: bounded
-            cache[(key, nohash, name, real, eq, order, df, maker and maker[1])] = cls
+            cache[(key, nohash, name, real, eq, order, df, maker and maker[1], abcs)] = cls
     return cls
+
+
+_NOMINAL_ABCS = frozenset({"Mapping", "MutableMapping", "Sequence", "MutableSequence", "Set", "MutableSet",
+                           "MappingView", "KeysView", "ItemsView", "ValuesView"})
 
 
 def _maker(ref, session):

@@ -313,6 +313,16 @@ PASSING = {
         ["import copy\nc = Cart().add(1)\nd = copy.deepcopy(c)\nd.add(2)\nself.assertEqual((c.items, d.items), ([1], [1, 2]))\n"
          "s = copy.copy(c)\ns.add(3)\nself.assertEqual(c.items, [1, 3])\nself.assertIsNot(s, c)\n"
          "pair = copy.deepcopy([c, c])\nself.assertIs(pair[0], pair[1])\nself.assertIsNot(pair[0], c)"]),
+    "abstract_base_classes_of_the_program": (  # class Config(Mapping): isinstance(c, Mapping) as in plain Python
+        "import collections.abc\nclass Config(collections.abc.Mapping):\n    def __init__(self, d):\n        self._d = dict(d)\n"
+        "    def __getitem__(self, k):\n        return self._d[k]\n    def __iter__(self):\n        return iter(self._d)\n"
+        "    def __len__(self):\n        return len(self._d)\nclass Bag(collections.abc.MutableSet):\n"
+        "    def __init__(self):\n        self.s = set()\n    def __contains__(self, x):\n        return x in self.s\n"
+        "    def __iter__(self):\n        return iter(self.s)\n    def __len__(self):\n        return len(self.s)\n"
+        "    def add(self, x):\n        self.s.add(x)\n    def discard(self, x):\n        self.s.discard(x)\n",
+        ["from collections.abc import Mapping, MutableMapping, MutableSet, Sequence\nc = Config({'a': 1})\n"
+         "self.assertIsInstance(c, Mapping)\nself.assertNotIsInstance(c, MutableMapping)\nself.assertEqual(dict(c), {'a': 1})\n"
+         "self.assertEqual(c.get('b', 5), 5)\nself.assertIsInstance(Bag(), MutableSet)\nself.assertNotIsInstance(Bag(), Sequence)"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
