@@ -95,6 +95,20 @@ def _track_random():
         setattr(random, name, wrapper)
 
 
+def _log_targets():
+    """[(logger, level)] whose records the program's must reach: those of the test's assertLogs / assertNoLogs, then
+    the named loggers the test gave a handler of its own (`logging.getLogger('shop').addHandler(h)`), at their
+    effective level. A record comes back to the logger that collected it and goes on from there (its handlers, then
+    its ancestors'), as propagation takes it in plain Python."""
+    targets = [(c.logger, c.level) for c in _ACTIVE_LOG_CAPTURES]
+    seen = {lg for lg, _ in targets}
+    for lg in list(logging.Logger.manager.loggerDict.values()):
+        if isinstance(lg, logging.Logger) and lg not in seen and lg.handlers and \
+                not all(type(h) is logging.NullHandler for h in lg.handlers):
+            targets.append((lg, lg.getEffectiveLevel()))
+    return targets
+
+
 def _environ_data():
     """os.environ's own dict (comparing the mapping itself decodes every key)."""
     return getattr(os.environ, "_data", os.environ)
@@ -735,10 +749,10 @@ class Session:
                 self.random_synced = state
         if sys.getrecursionlimit() != self.recursion0:
             ctx["recursion"] = sys.getrecursionlimit()
-        if _ACTIVE_LOG_CAPTURES:
+        targets = _log_targets()
+        if targets:
             root = logging.getLogger()
-            ctx["logs"] = [[None if c.logger is root else c.logger.name, c.level]
-                           for c in _ACTIVE_LOG_CAPTURES]
+            ctx["logs"] = [[None if lg is root else lg.name, level] for lg, level in targets]
         if _ACTIVE_WARNING_CAPTURES:
             ctx["warnings"] = True
         if self.tracked:  # present even when empty: the candidate then reports what the program changed
@@ -783,11 +797,11 @@ class Session:
             if type(tid) is int:
                 self.tracked.pop(tid, None)
                 self.synced.pop(tid, None)
-        captures = list(_ACTIVE_LOG_CAPTURES) if "logs" in ctx else []
+        captures = _log_targets() if "logs" in ctx else []
         for k, name, level, message in out.get("logs") or ():
             if type(k) is int and 0 <= k < len(captures) and type(level) is int:
                 record = logging.LogRecord(str(name), level, "<solution>", 0, str(message), None, None)
-                captures[k].logger.handle(record)
+                captures[k][0].handle(record)
         for w in out.get("warnings") or () if ctx.get("warnings") else ():
             message = self.dec(w)
             if isinstance(message, Warning):

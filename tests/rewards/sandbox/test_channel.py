@@ -323,6 +323,16 @@ PASSING = {
         ["from collections.abc import Mapping, MutableMapping, MutableSet, Sequence\nc = Config({'a': 1})\n"
          "self.assertIsInstance(c, Mapping)\nself.assertNotIsInstance(c, MutableMapping)\nself.assertEqual(dict(c), {'a': 1})\n"
          "self.assertEqual(c.get('b', 5), 5)\nself.assertIsInstance(Bag(), MutableSet)\nself.assertNotIsInstance(Bag(), Sequence)"]),
+    "log_handlers_of_the_test": (  # a logging.Handler the test adds to the program's logger sees its records
+        "import logging\nlog = logging.getLogger('shop')\nsub = logging.getLogger('shop.db')\n"
+        "def buy(x):\n    log.info('bought %s', x)\n    sub.debug('row %d', 1)\n    return x\n",
+        ["import logging\nclass Keep(logging.Handler):\n    def __init__(self):\n        super().__init__()\n"
+         "        self.seen = []\n    def emit(self, r):\n        self.seen.append((r.name, r.levelname, r.getMessage()))\n"
+         "h = Keep()\nlg = logging.getLogger('shop')\nlg.addHandler(h)\nlg.setLevel(logging.DEBUG)\ntry:\n    buy('tea')\n"
+         "finally:\n    lg.removeHandler(h)\n    lg.setLevel(logging.NOTSET)\n"
+         "self.assertEqual(h.seen, [('shop', 'INFO', 'bought tea'), ('shop.db', 'DEBUG', 'row 1')])\n"
+         "h2 = Keep()\nh2.setLevel(logging.INFO)\nlg.addHandler(h2)\ntry:\n    buy('x')\nfinally:\n    lg.removeHandler(h2)\n"
+         "self.assertEqual(h2.seen, [])"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
