@@ -44,6 +44,9 @@ LIMITS: dict[str, str] = {
 
 # Disagreements found and not fixed yet (docs/fidelity.md, "Open"): each is a gap of the judge, not a limit.
 OPEN: dict[str, str] = {
+    "heldout2/list_subclass_stack": "a subclass of a builtin container with methods (`class Stack(list)`: "
+                                    "`s.push(1)`) crosses as its base value, so its methods are missing "
+                                    "(AttributeError); a stand-in would need its in-place changes followed too",
 }
 
 TOLERANCE: dict[str, str] = {
