@@ -903,10 +903,10 @@ def _own_rows(value, picks, rows):
             continue
         own = before[j]
         if where == -1 and type(value) is type(own):
-            wire.write_back(own, value)
+            _write_back(own, value)
             return own
         if items is not None and type(where) is int and 0 <= where < len(items) and type(items[where]) is type(own):
-            wire.write_back(own, items[where])
+            _write_back(own, items[where])
             items[where] = own
     if items is None:
         return value
@@ -968,7 +968,8 @@ def _named(value, depth=0):
     """value is, or holds, plain data whose attributes have names the program chose (SimpleNamespace,
     namedtuple)."""
     t = type(value)
-    if t is types.SimpleNamespace or isinstance(value, tuple) and hasattr(t, "_fields"):
+    if t is types.SimpleNamespace or isinstance(value, tuple) and hasattr(t, "_fields") or \
+            "_coderl_en_of" in t.__dict__:  # an enum member's stand-in answers attributes the program names
         return True
     if depth > 8 or t not in (list, tuple, set, frozenset, dict, collections.deque):
         return False

@@ -662,6 +662,22 @@ def test_a_mock_in_the_tests_container_is_never_replaced_by_lookalike_data(sb):
     assert r[1].pass_rate == 1.0, [o.detail for o in r[1].outcomes]
 
 
+def test_a_mock_is_never_replaced_by_a_stand_in_that_answers_for_the_program(sb):
+    # An enum member or NamedTuple of the program crosses as a value whose attributes the program's class
+    # answers (its properties): written where the test's Mock was, `called` would be the program's True.
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest\nfrom unittest import mock\nclass T(unittest.TestCase):\n"
+        "    def test_a(self):\n        hs = [mock.Mock()]\n        fire(hs)\n        self.assertTrue(hs[0].called)\n"
+        "        self.assertEqual(hs[0].call_count, 1)\n"]})
+    props = "    @property\n    def called(self):\n        return True\n    @property\n    def call_count(self):\n" \
+            "        return 1\n"
+    enum = "from enum import IntEnum\nclass Fake(IntEnum):\n    X = 1\n" + props + "def fire(hs):\n    hs[:] = [Fake.X]\n"
+    nt = "from typing import NamedTuple\nclass Fake(NamedTuple):\n    x: int = 1\n" + props + \
+         "def fire(hs):\n    hs[:] = [Fake()]\n"
+    r = sb.run([Job(enum, label), Job(nt, label)])
+    assert [o.status for x in r for o in x.outcomes] == ["failed", "failed"], [o.detail for x in r for o in x.outcomes]
+
+
 def test_no_ipc_object_or_key_of_a_job_survives_into_the_next(one_worker_no_scoping):
     # System V IPC objects and keys outlive their processes, in namespaces every job of a worker shares: one job
     # stored there what it learned (an expected value a callback's assertion quoted) and the next one read it.
