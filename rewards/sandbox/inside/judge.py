@@ -1164,6 +1164,10 @@ def _namespace(session, spec, names):
             continue
         top = name in sys.stdlib_module_names
         if (name in builtins.__dict__ or top) and name != spec.entry_point:
+            own = _own_stdlib_object(name, enc) if top else None
+            if own is not None:
+                ns[name] = public[name] = own
+                continue
             if top and name in _BASE_MODULES:  # the judge imports nothing because the program named it
                 ns[name] = public[name] = sys.modules[name]
             continue
@@ -1178,6 +1182,20 @@ def _namespace(session, spec, names):
     sys.modules["solution"] = mod
     session.solution, session.solution_names = mod, dict(mod.__dict__)
     return ns
+
+
+def _own_stdlib_object(name, enc):
+    """The judge's own object for a program name that is a standard-library module's name and stands for an object
+    of that very module (`from datetime import datetime`, `from time import time`): looked up among the modules
+    already loaded here, never a module, never anything of the program (a fake `json` stays out)."""
+    if type(enc) is not list or len(enc) != 3 or enc[0] != "R" or type(enc[1]) is not str or \
+            enc[1].partition(".")[0] != name or type(enc[2]) is not str or not enc[2]:
+        return None
+    try:
+        obj = _loaded(enc[1], enc[2])
+    except wire.DecodeError:
+        return None
+    return None if isinstance(obj, types.ModuleType) else obj
 
 
 class Job:

@@ -333,6 +333,13 @@ PASSING = {
          "self.assertEqual(h.seen, [('shop', 'INFO', 'bought tea'), ('shop.db', 'DEBUG', 'row 1')])\n"
          "h2 = Keep()\nh2.setLevel(logging.INFO)\nlg.addHandler(h2)\ntry:\n    buy('x')\nfinally:\n    lg.removeHandler(h2)\n"
          "self.assertEqual(h2.seen, [])"]),
+    "stdlib_names_the_program_imported": (  # from datetime import datetime in the program, import * in the test
+        "from datetime import datetime, timedelta\nfrom time import time\nfrom copy import deepcopy\n"
+        "from bisect import bisect\nimport json\ndef stamp():\n    return datetime(2024, 1, 1) + timedelta(days=1)\n",
+        ["self.assertEqual(stamp(), datetime(2024, 1, 2))\nself.assertIsInstance(time(), float)\n"
+         "self.assertEqual(deepcopy([1]), [1])\nself.assertEqual(bisect([1, 3], 2), 1)\nself.assertEqual(json.dumps([1]), '[1]')\n"
+         "import solution\nself.assertIs(solution.datetime, datetime)"],
+        "from datetime import datetime\nfrom solution import *\n"),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
