@@ -117,7 +117,9 @@ def _encode_container(obj, t, export, depth, path):
         return _enc_pairs("od", obj.items(), export, depth, path)
     if isinstance(obj, collections.defaultdict):
         f = obj.default_factory
-        factory = f.__name__ if f in _FACTORIES.values() and _FACTORIES.get(f.__name__) is f else None
+        factory = f.__name__ if any(f is g for g in _FACTORIES.values()) else None  # identity: f may be a handle
+        if factory is None and f is not None and SEND_CLASSES:  # the program's own (a lambda): a handle
+            factory = export(f)
         return _enc_pairs("dd", obj.items(), export, depth, path, head=(factory,))
     if isinstance(obj, collections.deque):
         return ["dq", obj.maxlen, *(encode(v, export, depth + 1, path) for v in obj)]
@@ -545,6 +547,11 @@ def _decode_tagged(x, resolve, depth):
         return collections.OrderedDict(_pairs(x, 1, resolve, depth))
     if tag == "dd":
         factory = x[1]
+        if type(factory) is list:  # a callable of the peer (never one of ours by name: that is _FACTORIES)
+            factory = decode(factory, resolve, depth + 1)
+            if isinstance(factory, (type, types.ModuleType)) or not callable(factory):
+                raise DecodeError("bad defaultdict factory")
+            return collections.defaultdict(factory, _pairs(x, 2, resolve, depth))
         if factory is not None and factory not in _FACTORIES:
             raise DecodeError("bad defaultdict factory")
         return collections.defaultdict(_FACTORIES.get(factory), _pairs(x, 2, resolve, depth))

@@ -340,6 +340,11 @@ PASSING = {
          "self.assertEqual(deepcopy([1]), [1])\nself.assertEqual(bisect([1, 3], 2), 1)\nself.assertEqual(json.dumps([1]), '[1]')\n"
          "import solution\nself.assertIs(solution.datetime, datetime)"],
         "from datetime import datetime\nfrom solution import *\n"),
+    "defaultdicts_with_the_programs_factory": (  # defaultdict(lambda: defaultdict(int)): a missing key in the test
+        "from collections import defaultdict\ndef nested(pairs):\n    d = defaultdict(lambda: defaultdict(int))\n"
+        "    for a, b in pairs:\n        d[a][b] += 1\n    return d\ndef pairs():\n    return defaultdict(lambda: [0, 0])\n",
+        ["d = nested([('a', 'x'), ('a', 'x')])\nself.assertEqual(d['a']['x'], 2)\nself.assertEqual(d['zz']['q'], 0)\n"
+         "self.assertEqual(sorted(d), ['a', 'zz'])\np = pairs()\np['k'][0] += 1\nself.assertEqual(p, {'k': [1, 0]})"]),
     "the_tests_objects_in_the_program": (  # the test's own methods decide comparisons of its objects
         "import heapq\nclass PQ:\n    def __init__(self):\n        self.h = []\n    def push(self, item):\n"
         "        heapq.heappush(self.h, item)\n    def pop(self):\n        return heapq.heappop(self.h)\n"
