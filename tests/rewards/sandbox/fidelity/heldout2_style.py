@@ -3048,6 +3048,86 @@ ut("logging_handler_in_test", """
         return stock[item]
 """})
 
+ut("import_star_stdlib_names", """
+    from collections import defaultdict
+    from datetime import datetime, timedelta
+    from time import time
+
+
+    def bucket_by_day(events):
+        days = defaultdict(lambda: defaultdict(int))
+        for stamp, kind in events:
+            days[stamp.date().isoformat()][kind] += 1
+        return days
+
+
+    def deadline(start, hours):
+        return start + timedelta(hours=hours)
+
+
+    def elapsed_since(t0):
+        return max(0.0, time() - t0)
+""", """
+    import unittest
+    from datetime import datetime
+    from solution import *
+
+
+    class TestImportStar(unittest.TestCase):
+        def test_deadline(self):
+            self.assertEqual(deadline(datetime(2024, 5, 1, 22), 3), datetime(2024, 5, 2, 1))
+
+        def test_buckets(self):
+            days = bucket_by_day([(datetime(2024, 1, 1, 9), "login"), (datetime(2024, 1, 1, 17), "login"),
+                                  (datetime(2024, 1, 2, 8), "error")])
+            self.assertEqual(days["2024-01-01"]["login"], 2)
+            self.assertEqual(days["2024-01-02"]["login"], 0)
+            self.assertEqual(days["2024-03-03"]["error"], 0)
+            self.assertEqual(sorted(days), ["2024-01-01", "2024-01-02", "2024-03-03"])
+
+        def test_elapsed(self):
+            self.assertGreaterEqual(elapsed_since(time()), 0.0)
+            self.assertLess(elapsed_since(time()), 5)
+""", wrong={"plain_dict": """
+    from datetime import datetime, timedelta
+    from time import time
+
+
+    def bucket_by_day(events):
+        days = {}
+        for stamp, kind in events:
+            day = days.setdefault(stamp.date().isoformat(), {})
+            day[kind] = day.get(kind, 0) + 1
+        return days
+
+
+    def deadline(start, hours):
+        return start + timedelta(hours=hours)
+
+
+    def elapsed_since(t0):
+        return max(0.0, time() - t0)
+""", "days_not_hours": """
+    from collections import defaultdict
+    from datetime import datetime, timedelta
+    from time import time
+
+
+    def bucket_by_day(events):
+        days = defaultdict(lambda: defaultdict(int))
+        for stamp, kind in events:
+            days[stamp.date().isoformat()][kind] += 1
+        return days
+
+
+    def deadline(start, hours):
+        return start + timedelta(days=hours)
+
+
+    def elapsed_since(t0):
+        return max(0.0, time() - t0)
+"""})
+
 
 # ------------------------------------------------------------------------------------------ assert
 
