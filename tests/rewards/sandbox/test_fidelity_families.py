@@ -90,68 +90,35 @@ def test_unsupported_only_where_a_limit_is_documented(report):
 
 
 # ------------------------------------------------------------------------------------------ held out
-# Written apart from the families above, in every label format (fidelity/heldout_style.py): measured on its own,
-# every task (its formats overlap theirs, and it is the check that the executor was not fitted to them).
-
-@pytest.fixture(scope="module")
-def heldout_programs():
-    return family_programs(["heldout"])
+# Families written apart from the ones above, in every label format and in idioms they do not use
+# (fidelity/heldout_style.py, then heldout2_style.py apart from all of them): each measured on its own, every
+# task (their formats overlap the others', and they are the check that the executor was not fitted to them).
+HELD_OUT = {"heldout": "held-out family", "heldout2": "second held-out family"}
 
 
-@pytest.fixture(scope="module")
-def heldout_report(heldout_programs) -> dict:
-    r = measure_work(family_jobs(heldout_programs), workers=2, reference_workers=4, concurrent=True)
-    print(f"\nheld-out family: {r['programs']} programs, reference {r['reference_wall_s']} s, "
+@pytest.fixture(scope="module", params=list(HELD_OUT))
+def held_out(request) -> tuple[str, list, dict]:
+    name = request.param
+    programs = family_programs([name])
+    r = measure_work(family_jobs(programs), workers=2, reference_workers=4, concurrent=True)
+    print(f"\n{HELD_OUT[name]}: {r['programs']} programs, reference {r['reference_wall_s']} s, "
           f"ours {r['ours_wall_s']} s (side by side)")
     for fmt, f in r["formats"].items():
         print(f"  {fmt:<9} agreement {100 * f['agreement']:.2f}% ({f['agree']}/{f['programs']})")
-    return r
+    return name, programs, r
 
 
-def test_heldout_family_agrees_with_plain_python(heldout_report, heldout_programs):
-    assert set(heldout_report["formats"]) == set(FORMATS["heldout"])
-    assert [r for r in heldout_report["reference_rejects_correct"] if not tolerated(r["pid"])] == []
-    message = unexplained(heldout_report)
+def test_held_out_family_agrees_with_plain_python(held_out):
+    name, programs, report = held_out
+    assert set(report["formats"]) == set(FORMATS[name])
+    assert [r for r in report["reference_rejects_correct"] if not tolerated(r["pid"])] == []
+    message = unexplained(report)
     assert not message, message
-    old = stale({p.pid for p in heldout_programs}, {d["pid"] for d in heldout_report["disagreements"]})
-    assert not [k for k in old if k.startswith("heldout/")], old
-    undocumented = [e for u in heldout_report["unsupported"].values() for e in u["examples"]
-                    if not is_limit(e["pid"])]
-    assert not undocumented, undocumented[:10]
-    for fmt, f in heldout_report["formats"].items():  # bugs and mutants fail often enough to matter
-        assert 0.25 * f["programs"] < f["reference_passed"] < 0.9 * f["programs"], (fmt, f)
-
-
-# ------------------------------------------------------------------------------------------ held out, second family
-# Written apart from every family above, heldout_style.py included, in idioms none of them uses
-# (fidelity/heldout2_style.py): measured on its own, every task.
-
-@pytest.fixture(scope="module")
-def heldout2_programs():
-    return family_programs(["heldout2"])
-
-
-@pytest.fixture(scope="module")
-def heldout2_report(heldout2_programs) -> dict:
-    r = measure_work(family_jobs(heldout2_programs), workers=2, reference_workers=4, concurrent=True)
-    print(f"\nsecond held-out family: {r['programs']} programs, reference {r['reference_wall_s']} s, "
-          f"ours {r['ours_wall_s']} s (side by side)")
-    for fmt, f in r["formats"].items():
-        print(f"  {fmt:<9} agreement {100 * f['agreement']:.2f}% ({f['agree']}/{f['programs']})")
-    return r
-
-
-def test_second_heldout_family_agrees_with_plain_python(heldout2_report, heldout2_programs):
-    assert set(heldout2_report["formats"]) == set(FORMATS["heldout2"])
-    assert [r for r in heldout2_report["reference_rejects_correct"] if not tolerated(r["pid"])] == []
-    message = unexplained(heldout2_report)
-    assert not message, message
-    old = stale({p.pid for p in heldout2_programs}, {d["pid"] for d in heldout2_report["disagreements"]})
-    assert not [k for k in old if k.startswith("heldout2/")], old
+    old = stale({p.pid for p in programs}, {d["pid"] for d in report["disagreements"]})
+    assert not [k for k in old if k.startswith(f"{name}/")], old
     # No false positive: the sandbox never passes what plain Python fails.
-    assert not [d for d in heldout2_report["disagreements"] if d["ours"] and not d["reference"]]
-    undocumented = [e for u in heldout2_report["unsupported"].values() for e in u["examples"]
-                    if not is_limit(e["pid"])]
+    assert not [d for d in report["disagreements"] if d["ours"] and not d["reference"]]
+    undocumented = [e for u in report["unsupported"].values() for e in u["examples"] if not is_limit(e["pid"])]
     assert not undocumented, undocumented[:10]
-    for fmt, f in heldout2_report["formats"].items():  # bugs and mutants fail often enough to matter
+    for fmt, f in report["formats"].items():  # bugs and mutants fail often enough to matter
         assert 0.25 * f["programs"] < f["reference_passed"] < 0.9 * f["programs"], (fmt, f)
