@@ -21,17 +21,12 @@ from __future__ import annotations
 import ast
 import json
 import random
-import textwrap
 from itertools import accumulate
 
 from coderl.data.formats import RowContext, apps_taco
 from coderl.rewards.labels import Label
 from tests.rewards.sandbox.fidelity.corpus import Program, ast_mutants, numbered
-
-
-def _d(src: str) -> str:
-    return textwrap.dedent(src).strip("\n") + "\n"
-
+from tests.rewards.sandbox.fidelity.corpus import dedent as _d
 
 TASKS: list[dict] = []
 

@@ -26,16 +26,11 @@ from __future__ import annotations
 import ast
 import json
 import random
-import textwrap
 
 from coderl.data.formats import RowContext, coderm
 from coderl.rewards.labels import Label
 from tests.rewards.sandbox.fidelity.corpus import Program, ast_mutants, numbered
-
-
-def _d(src: str) -> str:
-    return textwrap.dedent(src).strip("\n") + "\n"
-
+from tests.rewards.sandbox.fidelity.corpus import dedent as _d
 
 # kind (function / class / script), question, reference program, unittest module(s), correct alternatives,
 # wrong variants. Alternatives are whole programs.

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import copy
 import random
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -307,6 +308,11 @@ def ast_mutants(tree: ast.Module, rng, mutants: int = 2) -> list[tuple[str, str,
         n = mutants if kind in ("flip_cmp", "shift_const") else 1
         out += [(kind, ast.unparse(t), None) for t in _site_mutants(tree, match, rewrite, n, rng(kind))]
     return out
+
+
+def dedent(src: str) -> str:
+    """A program or test written indented in a triple-quoted string, as its file would hold it."""
+    return textwrap.dedent(src).strip("\n") + "\n"
 
 
 def numbered(tid: str, out: list[tuple[str, str, bool | None]], label=None, reference=None) -> list[Program]:

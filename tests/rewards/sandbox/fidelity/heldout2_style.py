@@ -22,47 +22,11 @@ preprocessor's converters (data/formats/), as in the other families.
 
 from __future__ import annotations
 
-import ast
-import json
-import random
-import textwrap
+from tests.rewards.sandbox.fidelity.written import WrittenFamily
 
-from coderl.data.formats import RowContext, apps_taco, coderm, humaneval, mbpp
-from coderl.rewards.labels import Label
-from tests.rewards.sandbox.fidelity.corpus import Program, ast_mutants, numbered
-
-
-def _d(src: str) -> str:
-    return textwrap.dedent(src).strip("\n") + "\n"
-
-
-TASKS: list[dict] = []
-
-
-def _add(fmt: str, name: str, code: str, right, wrong, **kw) -> None:
-    TASKS.append(dict(fmt=fmt, name=name, code=_d(code), right={k: _d(v) for k, v in (right or {}).items()},
-                      wrong={k: _d(v) for k, v in (wrong or {}).items()}, **kw))
-
-
-def ut(name: str, code: str, test: str, right=None, wrong=None) -> None:
-    _add("unittest", name, code, right, wrong, test=_d(test))
-
-
-def asserts(name: str, code: str, tests: list[str], imports=(), setup="", right=None, wrong=None) -> None:
-    _add("assert", name, code, right, wrong, tests=list(tests), imports=list(imports), setup=_d(setup) if setup else "")
-
-
-def check(name: str, entry: str, prompt: str, code: str, test: str, right=None, wrong=None) -> None:
-    _add("humaneval", name, code, right, wrong, entry=entry, prompt=_d(prompt), test=_d(test))
-
-
-def stdio(name: str, code: str, tests: list[tuple[str, str]], right=None, wrong=None) -> None:
-    _add("stdio", name, code, right, wrong, io={"inputs": [i for i, _ in tests], "outputs": [o for _, o in tests]})
-
-
-def call(name: str, code: str, fn_name: str, tests: list[tuple[list, object]], right=None, wrong=None) -> None:
-    _add("call", name, code, right, wrong,
-         io={"fn_name": fn_name, "inputs": [i for i, _ in tests], "outputs": [[o] for _, o in tests]})
+FAMILY = WrittenFamily("heldout2")
+TASKS, ut, asserts, check, stdio, call = (FAMILY.tasks, FAMILY.ut, FAMILY.asserts, FAMILY.check, FAMILY.stdio,
+                                          FAMILY.call)
 
 
 # ------------------------------------------------------------------------------------------ unittest
@@ -3565,57 +3529,4 @@ call("cw_bool_and_str", """
            "str_result": "def is_isogram(s):\n    s = s.lower()\n    return 'true' if len(set(s)) == len(s) else 'false'\n"})
 
 
-# ------------------------------------------------------------------------------------------ rows and programs
-
-def row(t: dict) -> dict:
-    """The task as a row of its dataset, in that dataset's columns."""
-    tid = f"heldout2/{t['name']}"
-    if t["fmt"] == "unittest":
-        return {"task_id": tid, "question": t["name"], "code_ground_truth": t["code"],
-                "unit_tests": json.dumps([{"ut_id": 0, "code": t["test"]}])}
-    if t["fmt"] == "assert":
-        r = {"task_id": tid, "prompt": t["name"], "code": t["code"], "test_list": t["tests"],
-             "test_imports": t["imports"], "source_file": "heldout2"}
-        if t["setup"]:
-            r["test_setup_code"] = t["setup"]
-        return r
-    if t["fmt"] == "humaneval":
-        return {"task_id": tid, "prompt": t["prompt"], "canonical_solution": "", "test": t["test"],
-                "entry_point": t["entry"]}
-    return {"problem_id": tid, "question": t["name"], "solutions": json.dumps([t["code"]]),
-            "input_output": json.dumps(t["io"]), "starter_code": ""}
-
-
-_CONVERTERS = {"unittest": coderm, "assert": mbpp, "humaneval": humaneval, "stdio": apps_taco, "call": apps_taco}
-
-
-def label(t: dict, index: int) -> Label:
-    conv = _CONVERTERS[t["fmt"]]
-    p = conv.convert(row(t), RowContext("heldout2.jsonl", index))
-    assert p.format == t["fmt"], (t["name"], p.format)
-    return Label(format=p.format, tests=tuple(p.tests), entry_point=p.entry_point, setup_code=p.setup_code,
-                 source=conv.SOURCE, source_id=p.source_id)
-
-
-def programs(seed: int = 0, every: int = 1, mutants: int = 1) -> list[Program]:
-    """Every program of the family (every N-th task), each with its task's label."""
-    out = []
-    for i, t in enumerate(TASKS):
-        if i % every:
-            continue
-        tid = f"heldout2/{t['name']}"
-        items: list[tuple[str, str, bool | None]] = [("canonical", t["code"], True)]
-        items += [(f"alt:{k}", v, True) for k, v in t["right"].items()]
-        items += [(f"bug:{k}", v, None) for k, v in t["wrong"].items()]
-        items += ast_mutants(ast.parse(t["code"]), lambda kind, tid=tid: random.Random(f"{seed}:{tid}:{kind}"), mutants)
-        ref = {"apps": t["io"]} if t["fmt"] in ("stdio", "call") else None
-        out += numbered(tid, items, label(t, i), ref)
-    return out
-
-
-def formats() -> dict[str, int]:
-    """How many tasks of each label format the family has."""
-    out: dict[str, int] = {}
-    for t in TASKS:
-        out[t["fmt"]] = out.get(t["fmt"], 0) + 1
-    return out
+programs = FAMILY.programs

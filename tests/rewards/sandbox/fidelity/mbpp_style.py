@@ -17,16 +17,11 @@ from __future__ import annotations
 
 import ast
 import random
-import textwrap
 
 from coderl.data.formats import RowContext, mbpp
 from coderl.rewards.labels import Label
 from tests.rewards.sandbox.fidelity.corpus import PLAIN, Program, ast_mutants, numbered, wrap
-
-
-def _d(src: str) -> str:
-    return textwrap.dedent(src).strip("\n") + "\n"
-
+from tests.rewards.sandbox.fidelity.corpus import dedent as _d
 
 # id, question, reference code, asserts, setup/imports, correct alternatives, wrong variants
 TASKS: list[dict] = [

@@ -1,0 +1,98 @@
+"""A fidelity family written as a list of tasks, in every label format (the held-out families).
+
+    F = WrittenFamily("heldout")
+    F.ut("name", program, test_module, right={...}, wrong={...})   # also asserts / check / stdio / call
+    programs = F.programs()   # each Program carries the label the preprocessor's converter made of its row
+
+Per task: the reference program (`canonical`), correct alternatives (`alt:*`), plausible bugs (`bug:*`,
+verdict left to the reference) and seeded AST mutants. Each task becomes a row of its dataset (CodeRM-UnitTest,
+MBPP, HumanEval, APPS/TACO) and goes through data/formats/, as real data does.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+
+from coderl.data.formats import RowContext, apps_taco, coderm, humaneval, mbpp
+from coderl.rewards.labels import Label
+from tests.rewards.sandbox.fidelity.corpus import Program, ast_mutants, dedent, numbered
+
+_CONVERTERS = {"unittest": coderm, "assert": mbpp, "humaneval": humaneval, "stdio": apps_taco, "call": apps_taco}
+
+
+class WrittenFamily:
+    """The tasks of one family, added by its builders, and the programs they give."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.tasks: list[dict] = []
+
+    def _add(self, fmt: str, name: str, code: str, right, wrong, **kw) -> None:
+        self.tasks.append(dict(fmt=fmt, name=name, code=dedent(code),
+                               right={k: dedent(v) for k, v in (right or {}).items()},
+                               wrong={k: dedent(v) for k, v in (wrong or {}).items()}, **kw))
+
+    def ut(self, name: str, code: str, test: str, right=None, wrong=None) -> None:
+        """A CodeRM-UnitTest row: one generated unittest module."""
+        self._add("unittest", name, code, right, wrong, test=dedent(test))
+
+    def asserts(self, name: str, code: str, tests: list[str], imports=(), setup="", right=None, wrong=None) -> None:
+        """An MBPP row (sanitized shape: test_imports; test_setup_code when there is setup)."""
+        self._add("assert", name, code, right, wrong, tests=list(tests), imports=list(imports),
+                  setup=dedent(setup) if setup else "")
+
+    def check(self, name: str, entry: str, prompt: str, code: str, test: str, right=None, wrong=None) -> None:
+        """A HumanEval row: prompt (signature + docstring), completion-free program, check(candidate)."""
+        self._add("humaneval", name, code, right, wrong, entry=entry, prompt=dedent(prompt), test=dedent(test))
+
+    def stdio(self, name: str, code: str, tests: list[tuple[str, str]], right=None, wrong=None) -> None:
+        self._add("stdio", name, code, right, wrong,
+                  io={"inputs": [i for i, _ in tests], "outputs": [o for _, o in tests]})
+
+    def call(self, name: str, code: str, fn_name: str, tests: list[tuple[list, object]], right=None,
+             wrong=None) -> None:
+        self._add("call", name, code, right, wrong,
+                  io={"fn_name": fn_name, "inputs": [i for i, _ in tests], "outputs": [[o] for _, o in tests]})
+
+    def row(self, t: dict) -> dict:
+        """The task as a row of its dataset, in that dataset's columns."""
+        tid = f"{self.name}/{t['name']}"
+        if t["fmt"] == "unittest":
+            return {"task_id": tid, "question": t["name"], "code_ground_truth": t["code"],
+                    "unit_tests": json.dumps([{"ut_id": 0, "code": t["test"]}])}
+        if t["fmt"] == "assert":
+            r = {"task_id": tid, "prompt": t["name"], "code": t["code"], "test_list": t["tests"],
+                 "test_imports": t["imports"], "source_file": self.name}
+            if t["setup"]:
+                r["test_setup_code"] = t["setup"]
+            return r
+        if t["fmt"] == "humaneval":
+            return {"task_id": tid, "prompt": t["prompt"], "canonical_solution": "", "test": t["test"],
+                    "entry_point": t["entry"]}
+        return {"problem_id": tid, "question": t["name"], "solutions": json.dumps([t["code"]]),
+                "input_output": json.dumps(t["io"]), "starter_code": ""}
+
+    def label(self, t: dict, index: int) -> Label:
+        conv = _CONVERTERS[t["fmt"]]
+        p = conv.convert(self.row(t), RowContext(f"{self.name}.jsonl", index))
+        assert p.format == t["fmt"], (t["name"], p.format)
+        return Label(format=p.format, tests=tuple(p.tests), entry_point=p.entry_point, setup_code=p.setup_code,
+                     source=conv.SOURCE, source_id=p.source_id)
+
+    def programs(self, seed: int = 0, every: int = 1, mutants: int = 1) -> list[Program]:
+        """Every program of the family (every N-th task), each with its task's label."""
+        out = []
+        for i, t in enumerate(self.tasks):
+            if i % every:
+                continue
+            tid = f"{self.name}/{t['name']}"
+            items: list[tuple[str, str, bool | None]] = [("canonical", t["code"], True)]
+            items += [(f"alt:{k}", v, True) for k, v in t["right"].items()]
+            items += [(f"bug:{k}", v, None) for k, v in t["wrong"].items()]
+            items += ast_mutants(ast.parse(t["code"]), lambda kind, tid=tid: random.Random(f"{seed}:{tid}:{kind}"),
+                                 mutants)
+            ref = {"apps": t["io"]} if t["fmt"] in ("stdio", "call") else None
+            out += numbered(tid, items, self.label(t, i), ref)
+        return out
