@@ -12,6 +12,8 @@ directories. Protocol with the server on its stdin/stdout: one frame in (the job
 stdlib only: this module runs inside the sandbox.
 """
 
+import ctypes
+import functools
 import json
 import mmap
 import os
@@ -21,7 +23,7 @@ import socket
 import sys
 import time
 
-from . import candidate, framing, zygote
+from . import candidate, framing, landlock, zygote
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
@@ -45,11 +47,6 @@ _SYSVIPC = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
 _KEYCTL_NR = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 271, "s390x": 280}
 _KEYCTL_CLEAR, _KEYCTL_GET_PERSISTENT = 7, 22
 _KEY_SPEC_PROCESS, _KEY_SPEC_USER, _KEY_SPEC_USER_SESSION = -2, -4, -5
-
-
-def _libc():
-    import ctypes  # the worker only: nothing job-related runs in this process
-    return ctypes.CDLL(None, use_errno=True)
 
 
 def _proc_entries():
@@ -99,8 +96,9 @@ class _Candidate:
 
 
 class Worker:
-    def __init__(self, cfg):
+    def __init__(self, cfg, libc):
         self.cfg = cfg
+        self.libc = libc
         self.pid = os.getpid()
         self.namespace = cfg["mode"] == "bwrap"  # alone in a pid namespace: everything else is ours
         self.base = cfg["workdir"]
@@ -597,7 +595,7 @@ class Worker:
         has keyrings of its own (before, the uid's keyrings are the host user's)."""
         if not self.namespace:
             return True
-        libc = self.libc = getattr(self, "libc", None) or _libc()
+        libc = self.libc
         clean = True
         for kind, ctl in _SYSVIPC:
             try:
@@ -612,10 +610,8 @@ class Worker:
                     continue
                 if getattr(libc, ctl)(ident, 0, None) != 0:
                     clean = False
-        nr = _KEYCTL_NR.get(os.uname().machine)
-        if nr is not None and _kernel_at_least(5, 3):
-            import ctypes
-            libc.syscall.restype = ctypes.c_long
+        nr = _keyctl_nr()
+        if nr is not None:  # keyctl returns a key serial, an int32: syscall's default c_int result holds it
             persistent = libc.syscall(nr, _KEYCTL_GET_PERSISTENT, ctypes.c_long(-1), ctypes.c_long(_KEY_SPEC_PROCESS))
             for ring in (_KEY_SPEC_USER, _KEY_SPEC_USER_SESSION) + ((persistent,) if persistent > 0 else ()):
                 libc.syscall(nr, _KEYCTL_CLEAR, ctypes.c_long(ring))
@@ -635,12 +631,15 @@ class Worker:
                     pass
 
 
-def _kernel_at_least(major, minor):
+@functools.cache
+def _keyctl_nr():
+    """keyctl's system call number where a user namespace has keyrings of its own (Linux 5.3+), else None."""
+    uname = os.uname()
     try:
-        got = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
+        release = tuple(int(x) for x in uname.release.split("-")[0].split(".")[:2])
     except ValueError:
-        return False
-    return got >= (major, minor)
+        return None
+    return _KEYCTL_NR.get(uname.machine) if release >= (5, 3) else None
 
 
 def _classify_exit(status, stderr):
@@ -665,7 +664,7 @@ def main(cfg):
             os.sched_setaffinity(0, {cfg["cpu"]})
         except OSError:
             pass
-    libc = _libc()
+    libc = landlock._libc()
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Non-dumpable before any fork: no process of a job (same uid) can ptrace us, the zygote or the judge,
     # or open their /proc/<pid>/mem or fd/* (our pipe to the server, the judge's report socket).
@@ -675,7 +674,7 @@ def main(cfg):
     import builtins
     builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
     builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
-    worker = Worker(cfg)
+    worker = Worker(cfg, libc)
     worker.start_zygote()  # first: nothing of any job exists yet
     for name in JUDGE_PRELOAD:
         try:
