@@ -503,6 +503,13 @@ class Session:
         """export() for what the program gets back from a callback: what cannot cross arrives as None."""
         return self._ref(obj)
 
+    def _export_untainted(self, obj):
+        """export() that leaves the test's verdict alone: what cannot cross raises Unencodable."""
+        ref = self._ref(obj)
+        if ref is None:
+            raise wire.Unencodable(type(obj).__name__)
+        return ref
+
     def _ref(self, obj):
         """How obj crosses to the candidate, or None when it cannot."""
         if _is_proxy(obj):
@@ -670,13 +677,8 @@ class Session:
 
     def _state(self, obj):
         """A shared container's state as it would cross, or None when it cannot (then it is not pushed)."""
-        def export(x):
-            ref = self._ref(x)
-            if ref is None:
-                raise wire.Unencodable(type(x).__name__)
-            return ref
         try:
-            return wire.encode(obj, export)
+            return wire.encode(obj, self._export_untainted)
         except (RecursionError, TypeError, ValueError):  # Unencodable is a TypeError
             return None
 
