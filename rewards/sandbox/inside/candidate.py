@@ -607,8 +607,8 @@ class Server:
                 continue
             if name in sys.stdlib_module_names and not isinstance(value, types.ModuleType):
                 # `from datetime import datetime`, `from bisect import bisect`: the judge uses its own (judge.py)
-                mod = sys.modules.get(name)
-                same = isinstance(mod, types.ModuleType) and vars(mod).get(name, _MISSING) is value
+                std = sys.modules.get(name)
+                same = isinstance(std, types.ModuleType) and vars(std).get(name, _MISSING) is value
                 ref = ["R", name, name] if same else wire.stdlib_ref(value)
                 if ref is not None and ref[1].partition(".")[0] == name:
                     out.append([name, ref])
