@@ -44,6 +44,9 @@ class JobResult:
     cached: bool = False  # True when this result was shared with an identical job in the batch
     detail: str = ""  # job-level note
     stats: dict = field(default_factory=dict)
+    # Non-empty when the sandbox, not the program, decided this result (e.g. "deadline": the batch deadline cut
+    # the job; "worker": no worker could run it): never cached, never shared, reported apart from wrong answers.
+    infra: str = ""
 
     @property
     def passed(self) -> int:
