@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Install the Debian packages coderl needs when their commands are missing (apt-get, as root).
 #
-#   bash scripts/install_system_deps.sh [PACKAGE ...]   # default: bubblewrap
+#   bash scripts/install_system_deps.sh [PACKAGE ...]   # default: bubblewrap libseccomp2
 #
-# Known packages and the command that proves they are there: bubblewrap (bwrap), patch, git.
+# Known packages and what proves they are there: bubblewrap (the bwrap command), libseccomp2 (libseccomp.so.2 in
+# the linker cache: the sandbox's seccomp filter is generated with it), patch, git.
 # Knobs (env vars):
 #   INSTALL_SYSTEM_DEPS=auto  auto = install when root with apt-get, else report what is missing;
 #                             never = only report
@@ -16,18 +17,19 @@ LOG_TAG=install_system_deps
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
 INSTALL_SYSTEM_DEPS="${INSTALL_SYSTEM_DEPS:-auto}"
-[ "$#" -gt 0 ] || set -- bubblewrap
+[ "$#" -gt 0 ] || set -- bubblewrap libseccomp2
 
-command_for() {
+present() {
   case "$1" in
-    bubblewrap) echo bwrap ;;
-    *) echo "$1" ;;
+    bubblewrap) command -v bwrap >/dev/null 2>&1 ;;
+    libseccomp2) ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2 ' ;;
+    *) command -v "$1" >/dev/null 2>&1 ;;
   esac
 }
 
 missing=()
 for pkg in "$@"; do
-  command -v "$(command_for "$pkg")" >/dev/null 2>&1 || missing+=("$pkg")
+  present "$pkg" || missing+=("$pkg")
 done
 [ "${#missing[@]}" -eq 0 ] && exit 0
 

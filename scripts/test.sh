@@ -37,8 +37,9 @@ CACHE_DIR="$ROOT/.cache"
 
 
 # bubblewrap gives the sandbox real namespaces (the adversarial tests must run with it, not in the weaker
-# rlimits-only fallback); GNU patch and git are what patches/apply_patches.sh and its tests drive.
-bash scripts/install_system_deps.sh bubblewrap patch git \
+# rlimits-only fallback), libseccomp its seccomp filter; GNU patch and git are what patches/apply_patches.sh
+# and its tests drive.
+bash scripts/install_system_deps.sh bubblewrap libseccomp2 patch git \
   || { log "ERROR: install the packages above first (the sandbox and patch tests need them)"; exit 1; }
 
 if [ "$USE_CURRENT_ENV" = 1 ]; then

@@ -15,6 +15,7 @@ here. Two details matter on CI machines that run as root:
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import logging
 import os
@@ -23,16 +24,19 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from . import inside
+from . import inside, syscall_filter
 from .inside import framing
 
 log = logging.getLogger(__name__)
 
 SANDBOX_UID = 65534  # "nobody": what root drops to before entering the sandbox
+# What the host keeps of a worker's stderr (its own, its zygote's and its judge's: tracebacks, and what a job's tests
+# write there, capped per job by the judge): the last 64 KiB, in memory. A file grew for the worker's life.
+_STDERR_TAIL = 1 << 16
+_F_SETPIPE_SZ = 1031
 _INSIDE = Path(__file__).resolve().parent / "inside"
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
@@ -120,7 +124,10 @@ def _staging_dir() -> str:
 def _bwrap_argv(bwrap: str, exe: str, prefix: str, src_prefix: str, tmp_mb: int) -> list[str]:
     argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--disable-userns", "--die-with-parent", "--new-session", "--clearenv",
-            "--hostname", "sandbox"]
+            "--hostname", "sandbox",
+            # within the sandbox's own user namespace only, and only until the zygote has made the jobs' pid
+            # namespace (inside/jobns.py): every process then gives it up, before any job exists
+            "--cap-add", "CAP_SYS_ADMIN"]
     for k, v in _ENV.items():
         argv += ["--setenv", k, v]
     argv += ["--ro-bind", "/usr", "/usr"]
@@ -201,9 +208,15 @@ def probe_bwrap(tmp_mb: int = 16) -> tuple[bool, str]:
 def resolve_mode(requested: str, tmp_mb: int = 16, quiet: bool = False) -> tuple[str, list[str]]:
     """The mode to use for `requested` ("auto", "bwrap", "rlimits") and the warnings that go with it."""
     warnings: list[str] = []
+    if syscall_filter.program() is None:
+        warnings.append("no seccomp filter (libseccomp not found: install libseccomp2): programs may use keyrings, "
+                        "System V IPC, tracing and CPU affinity, so one job can leave kernel objects for another, "
+                        "also on another worker.")
     if requested in ("auto", "bwrap"):
         ok, err = probe_bwrap(tmp_mb)
         if ok:
+            for w in warnings if not quiet else ():
+                log.warning("SANDBOX WARNING: %s", w)
             return "bwrap", warnings
         if requested == "bwrap":
             raise RuntimeError(f"isolation='bwrap' requested but bubblewrap does not work here: {err}")
@@ -254,11 +267,22 @@ class WorkerProcess:
     def __init__(self, mode: str, config, workdir: str, cpu: int | None = None) -> None:
         base = "/tmp" if mode == "bwrap" else workdir  # bwrap: the sandbox's private tmpfs
         cfg = {"mode": mode, "workdir": base, "scratch": ["/tmp", "/dev/shm"] if mode == "bwrap" else [workdir],
-               "judge_memory_mb": max(2 * config.memory_mb, 2048), "landlock": config.landlock, "cpu": cpu}
+               "judge_memory_mb": max(2 * config.memory_mb, 2048), "landlock": config.landlock, "cpu": cpu,
+               "seccomp": syscall_filter.program()}
         argv, kwargs = worker_command(mode, config.tmp_size_mb)
-        self._err = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, bufsize=0,
-                                     cwd=workdir if mode == "rlimits" else "/", close_fds=True, **kwargs)
+        self._err, err_w = os.pipe()  # drained whenever we wait on the worker (_pump_err); a tail is kept
+        self._tail = bytearray()
+        self.stderr_bytes = 0  # read from the worker's stderr in all (kept: the last _STDERR_TAIL)
+        try:
+            fcntl.fcntl(err_w, _F_SETPIPE_SZ, 1 << 20)  # room for a job's worth without the worker waiting on us
+        except OSError:
+            pass
+        os.set_blocking(self._err, False)
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_w, bufsize=0,
+                                         cwd=workdir if mode == "rlimits" else "/", close_fds=True, **kwargs)
+        finally:
+            os.close(err_w)
         os.set_blocking(self.proc.stdin.fileno(), False)
         self._reader = framing.Reader(1 << 30)
         src = bootstrap(cfg).encode()
@@ -271,11 +295,22 @@ class WorkerProcess:
             raise RuntimeError(f"sandbox worker failed to start ({mode}): {err or 'no output'}")
 
     def stderr_tail(self) -> str:
-        try:
-            self._err.seek(0)
-            return self._err.read()[-2000:].decode("utf-8", "replace").strip()
-        except (OSError, ValueError):
-            return ""
+        self._pump_err()
+        return bytes(self._tail[-2000:]).decode("utf-8", "replace").strip()
+
+    def _pump_err(self) -> None:
+        """Read what the worker wrote to its stderr so far, keeping only the last _STDERR_TAIL bytes."""
+        while self._err is not None:
+            try:
+                chunk = os.read(self._err, 1 << 16)
+            except OSError:  # BlockingIOError: nothing more for now
+                return
+            if not chunk:
+                return
+            self.stderr_bytes += len(chunk)
+            self._tail += chunk
+            if len(self._tail) > 2 * _STDERR_TAIL:
+                del self._tail[:-_STDERR_TAIL]
 
     def _read(self, deadline: float) -> dict | None:
         """The worker's next frame, or None when it died, broke the protocol or overran the deadline."""
@@ -285,8 +320,12 @@ class WorkerProcess:
             return None
         while True:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            ready = select.select([fd, self._err], [], [], left)[0] if left > 0 else []
+            if not ready:
                 return None
+            if fd not in ready:
+                self._pump_err()
+                continue
             chunk = os.read(fd, 1 << 16)  # a 1 MiB buffer would be a fresh mmap per read
             if not chunk:
                 return None
@@ -316,7 +355,12 @@ class WorkerProcess:
                 except BlockingIOError:
                     pass
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([], [fd], [], left)[1]:
+                if left <= 0:
+                    return False
+                readable, writable, _ = select.select([self._err], [fd], [], left)
+                if readable:
+                    self._pump_err()  # a worker blocked on its stderr would never read its stdin
+                elif not writable:
                     return False
         except (BrokenPipeError, OSError, ValueError):
             return False
@@ -334,11 +378,15 @@ class WorkerProcess:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             log.error("sandbox worker %d did not exit after SIGKILL", self.proc.pid)
-        for f in (self.proc.stdin, self.proc.stdout, self._err):
+        for f in (self.proc.stdin, self.proc.stdout):
             try:
                 f.close()
             except OSError:
                 pass
+        if self._err is not None:
+            self._pump_err()
+            os.close(self._err)
+            self._err = None
 
     def close(self) -> None:
         try:

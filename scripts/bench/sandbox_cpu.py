@@ -6,8 +6,9 @@
 Runs the HumanEval-as-CodeRM jobs of scripts/bench/server.py (one unittest module per completion, half right,
 half wrong) through an in-process Sandbox (bubblewrap, the default limits) and reads each process's CPU
 time and minor page faults from /proc before and after: the worker supervisors, the zygotes (the fork
-itself), the candidates (forked per job; counted through the zygote that reaps them), the judges, and this
-process (dispatcher threads, job submission). CPU time is what a loaded machine distorts least: the figures
+itself), the candidates (forked per job; counted through the zygote that reaps them), the reapers (init of
+each worker's jobs' pid namespace: they end every job's processes), the judges (and their resident memory
+after each batch), and this process (dispatcher threads, job submission). CPU time is what a loaded machine distorts least: the figures
 are per job, whatever the wall clock did. Prints JSON, then a table. docs/performance.md ("Sandbox v2").
 """
 
@@ -37,7 +38,8 @@ def _stat(pid: int) -> tuple[float, float, int, int]:
 
 
 def _roles() -> dict[int, str]:
-    """The pool's processes: a worker is the python under bwrap; its first child the zygote, the next the judge."""
+    """The pool's processes: a worker is the python under bwrap; its first child the zygote, the next the judge;
+    the zygote's first child the reaper (init of the jobs' pid namespace), when it has one."""
     roles = {}
     for proc in psutil.Process().children(recursive=True):
         try:
@@ -45,9 +47,22 @@ def _roles() -> dict[int, str]:
                 roles[proc.pid] = "worker"
                 kids = sorted((k for k in proc.children() if k.name().startswith("python")), key=lambda k: k.create_time())
                 roles.update({k.pid: "zygote" if i == 0 else "judge" for i, k in enumerate(kids)})
+                if kids:
+                    reaper = sorted(kids[0].children(), key=lambda k: k.create_time())[:1]
+                    roles.update({k.pid: "reaper" for k in reaper})
         except psutil.Error:
             continue
     return roles
+
+
+def _rss_mb(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            total += psutil.Process(pid).memory_info().rss
+        except psutil.Error:
+            pass
+    return total / (1 << 20)
 
 
 def main() -> int:
@@ -71,29 +86,37 @@ def main() -> int:
         sb.run(jobs(args.batch, "warm-up"))
         roles = _roles()
         before = {pid: _stat(pid) for pid in [*roles, os.getpid()]}
-        t0, done = time.perf_counter(), 0
+        judges = [pid for pid, role in roles.items() if role == "judge"]
+        t0, done, rss = time.perf_counter(), 0, []
         while done < args.jobs:
             results = sb.run(jobs(args.batch, f"r{done}"))
             done += args.batch
+            rss.append(_rss_mb(judges) / max(len(judges), 1))
         wall = time.perf_counter() - t0
         after = {pid: _stat(pid) for pid in before}
         restarted = _roles() != roles
     cpu: dict[str, float] = {}
     faults: dict[str, float] = {}
     for pid, role in [*roles.items(), (os.getpid(), "this process (submit, dispatch)")]:
+        if after.get(pid) is None or before.get(pid) is None:
+            continue
         d = [a - b for a, b in zip(after[pid], before[pid], strict=True)]
         cpu[role] = cpu.get(role, 0.0) + d[0]
         faults[role] = faults.get(role, 0) + d[2]
         if role == "zygote":  # the candidates it forked and reaped
             cpu["candidates"] = cpu.get("candidates", 0.0) + d[1]
             faults["candidates"] = faults.get("candidates", 0) + d[3]
-    order = ["candidates", "judge", "worker", "zygote", "this process (submit, dispatch)"]
+    order = ["candidates", "judge", "worker", "zygote", "reaper", "this process (submit, dispatch)"]
     out = {"machine": {"cpus": os.cpu_count(), "loadavg_at_end": [round(x, 2) for x in os.getloadavg()]},
            "jobs": done, "workers": args.workers, "wall_s": round(wall, 3), "jobs_per_s": round(done / wall, 1),
            "helpers_restarted": restarted, "tests_passed": sum(r.passed for r in results),
            "tests": sum(r.expected for r in results),
-           "cpu_ms_per_job": {k: round(cpu[k] / done * 1e3, 3) for k in order},
-           "minor_faults_per_job": {k: round(faults[k] / done, 1) for k in order}}
+           "judge_rss_mb_after_each_batch": [round(x, 1) for x in rss],
+           "cpu_ms_per_job": {k: round(cpu.get(k, 0.0) / done * 1e3, 3) for k in order},
+           "minor_faults_per_job": {k: round(faults.get(k, 0) / done, 1) for k in order}}
+    for k in order:
+        cpu.setdefault(k, 0.0)
+        faults.setdefault(k, 0)
     out["cpu_ms_per_job"]["total"] = round(sum(cpu.values()) / done * 1e3, 3)
     print(json.dumps(out, indent=2))
     if args.json:

@@ -1538,6 +1538,35 @@ class _State:
 
 
 _LEDGER_CODES = {status: k + 1 for k, status in enumerate(framing.LEDGER_STATUSES)}
+_STDERR_PER_JOB = 1 << 16  # characters of this process's stderr a job may fill (the worker's stderr: a host file)
+
+
+class _Stderr(io.TextIOBase):
+    """This process's sys.stderr: what a job writes there (a test's prints, warnings shown, what the program
+    printed while the test had its stderr captured and the test passed on) reaches the worker's stderr, a file
+    on the host, only up to _STDERR_PER_JOB characters per job; the rest is dropped."""
+
+    encoding, errors = "utf-8", "backslashreplace"
+
+    def __init__(self, fd):
+        super().__init__()
+        self.fd, self.left = fd, _STDERR_PER_JOB
+
+    def writable(self):
+        return True
+
+    def write(self, s):
+        if self.left > 0 and s:
+            part = s[:self.left]
+            self.left -= len(part)
+            try:
+                framing.write_all(self.fd, part.encode("utf-8", "backslashreplace"))
+            except OSError:
+                pass
+        return len(s)
+
+    def next_job(self):
+        self.left = _STDERR_PER_JOB
 
 
 def serve(sock_fd, base, ledger=None):
@@ -1602,6 +1631,8 @@ def serve(sock_fd, base, ledger=None):
         specs.move_to_end(msg["digest"])
         jobdir = msg.get("jobdir") or base
         hold["s"], hold["since"] = msg.get("hold_s") or 0.0, time.monotonic()
+        if isinstance(sys.__stderr__, _Stderr):
+            sys.__stderr__.next_job()
         job = None
         try:
             os.chdir(jobdir)
@@ -1627,15 +1658,18 @@ def serve(sock_fd, base, ledger=None):
             return
 
 
-def main(sock_fd, base, memory_mb, confine=None, ledger=None):
+def main(sock_fd, base, memory_mb, confine=None, ledger=None, bpf=None):
     """confine: the candidates' Landlock paths (read, write, execute). The judge runs the tests in a directory
     the program writes, so a symlink it plants there must lead the test's open() nowhere a candidate could not
-    go itself; without namespaces (the rlimits fallback) the rest of the host would be within reach."""
+    go itself; without namespaces (the rlimits fallback) the rest of the host would be within reach. bpf: the
+    candidates' seccomp filter: the tests' code gets no more of the kernel than the program."""
+    from . import landlock, seccomp
     if confine is not None:
-        from . import landlock
         ruleset = landlock.Ruleset.build(*confine)
         if ruleset is not None:
             ruleset.apply()
+    if bpf:
+        seccomp.build(bpf, landlock._libc()).apply()
     import resource
     sys.setrecursionlimit(max(sys.getrecursionlimit(), wire.RECURSION_ROOM))  # deep values (wire.MAX_DEPTH)
     try:
@@ -1645,4 +1679,5 @@ def main(sock_fd, base, memory_mb, confine=None, ledger=None):
         pass
     sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
                                                     errors="backslashreplace")
+    sys.stderr = sys.__stderr__ = _Stderr(2)
     serve(sock_fd, base, ledger)

@@ -12,8 +12,6 @@ directories. Protocol with the server on its stdin/stdout: one frame in (the job
 stdlib only: this module runs inside the sandbox.
 """
 
-import ctypes
-import functools
 import json
 import mmap
 import os
@@ -23,7 +21,7 @@ import socket
 import sys
 import time
 
-from . import candidate, framing, landlock, zygote
+from . import candidate, framing, jobns, landlock, zygote
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
@@ -39,16 +37,6 @@ _HOLD_S = 0.05
 _SPEC_CACHE = 256
 _LEDGER_BYTES = 1 << 20  # the judge's ledger page(s): byte 0 and one byte per test (framing.LEDGER_STATUSES)
 _RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
-# Kernel objects that outlive the processes that made them, reachable by every process of the worker's uid in
-# its namespaces: System V IPC objects (the worker's IPC namespace) and keys (its user namespace's user,
-# user-session and persistent keyrings). A job's are removed after it, as its files are: the next job (another
-# completion of the same prompt, often) would read what this one learned. IPC_RMID is 0 for all three.
-_SYSVIPC = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
-_KEYCTL_NR = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 271, "s390x": 280}
-_KEYCTL_CLEAR, _KEYCTL_GET_PERSISTENT = 7, 22
-_KEY_SPEC_PROCESS, _KEY_SPEC_USER, _KEY_SPEC_USER_SESSION = -2, -4, -5
-
-
 def _proc_entries():
     try:
         return [int(p) for p in os.listdir("/proc") if p.isdigit()]
@@ -105,6 +93,8 @@ class Worker:
         self.counter = 0
         self.dirty = False  # something could not be cleaned: the server must replace this worker
         self.zygote = self.zsock = None
+        self.reaper = self.rsock = None  # init of the jobs' pid namespace (jobns), and our socket to it
+        self.seccomp = False
         self.zexits = {}
         self.judge = self.jsock = self.jreader = None
         self.judge_specs = set()
@@ -120,10 +110,18 @@ class Worker:
                 "/dev/zero", "/dev/urandom", "/dev/random"] + (["/proc"] if self.namespace else [])
         write = [self.base] + (["/dev/shm"] if self.namespace else [])
         execute = ["/usr", "/bin", prefix] if self.namespace else []
-        self.zygote = _fork_helper(theirs.detach(), zygote.serve, read, write, execute, self.cfg.get("landlock", True))
+        self.zygote = _fork_helper(theirs.detach(), zygote.serve, read, write, execute, self.cfg.get("landlock", True),
+                                   self.cfg.get("seccomp"))
         self.zsock = ours
-        hello = json.loads(ours.recv(65536) or b"{}")
+        data, fds, _flags, _addr = socket.recv_fds(ours, 65536, 1)
+        hello = json.loads(data or b"{}")
         self.landlock = hello.get("landlock", [])
+        self.seccomp = bool(hello.get("seccomp"))
+        if fds and hello.get("reaper"):
+            self.reaper, self.rsock = hello["reaper"], socket.socket(fileno=fds[0])
+        else:
+            for fd in fds:
+                os.close(fd)
         self.confine = (read, write, execute)
 
     def _zmsg(self, deadline):
@@ -148,7 +146,7 @@ class Worker:
             self.ledger.close()
         self.ledger = mmap.mmap(-1, _LEDGER_BYTES)  # MAP_SHARED: the judge's marks are ours to read
         self.judge = _fork_helper(theirs.detach(), judge.main, self.base, self.cfg.get("judge_memory_mb", 2048),
-                                  confine, self.ledger)
+                                  confine, self.ledger, self.cfg.get("seccomp"))
         self.jsock, self.jreader, self.judge_specs = ours, framing.Reader(1 << 26), set()
 
     def stop_judge(self):
@@ -228,7 +226,7 @@ class Worker:
     # ---------------------------------------------------------------- process hygiene
     def _scan(self):
         """(processes the job left, zombies of ours to reap) from one pass over /proc."""
-        spare = {self.pid, 1, self.zygote, self.judge}
+        spare = {self.pid, 1, self.zygote, self.judge, self.reaper}
         stats = {p: s for p in _proc_entries() if p not in spare and (s := _stat(p)) is not None}
         if self.namespace:
             return ([p for p, s in stats.items() if s[0] != "Z"],
@@ -237,7 +235,7 @@ class Worker:
         children = {}
         for p, s in stats.items():
             children.setdefault(s[1], []).append(p)
-        out, todo = [], [self.pid, self.zygote]
+        out, todo = [], [self.pid, self.zygote]  # the reaper's orphans died with its namespace
         while todo:
             for c in children.get(todo.pop(), ()):
                 if c not in spare:
@@ -253,8 +251,33 @@ class Worker:
             except ChildProcessError:
                 pass
 
+    def end_job_processes(self):
+        """Every process of the job ends, as one operation of the kernel's: the reaper kills its pid namespace's
+        members and answers once none is left (jobns). True when it did; False when it is gone or stuck."""
+        if self.rsock is None:
+            return False
+        for helper in (self.zygote, self.judge):  # a stopped zygote could not reap the candidate it forked
+            if helper is not None:
+                try:
+                    os.kill(helper, signal.SIGCONT)
+                except OSError:
+                    pass
+        try:
+            self.rsock.send(jobns.KILL)
+            ready = select.select([self.rsock], [], [], jobns.WAIT_S + 1)[0]
+            return bool(ready) and self.rsock.recv(16) == jobns.DONE
+        except OSError:
+            return False
+
     def sweep(self):
-        """Kill every process the job left (daemons, double forks, escaped sessions); True if clean."""
+        """Kill every process the job left (daemons, double forks, escaped sessions); True if clean. The jobs'
+        pid namespace ends them all (end_job_processes); the listing of /proc after it is a safety net for the
+        helpers' own children (and the only means where the kernel refused the namespace)."""
+        if self.rsock is not None and not self.end_job_processes():
+            self.rsock.close()  # the reaper is gone or stuck: so must this worker be
+            self.rsock = None
+            self.dirty = True
+            return False
         for attempt in range(400):
             victims, zombies = self._scan()
             self._reap(zombies)
@@ -589,57 +612,19 @@ class Worker:
                 ("error", f"exit status {code}")
         return {"status": st, "runtime_s": runtime, "detail": (why + "\n" + stderr[-job["detail_chars"]:]).strip()}
 
-    def _clean_kernel_objects(self):
-        """Remove the System V IPC objects and keys the job left; False when an IPC object could not be removed.
-        Only with namespaces: without them these are the host's. Keys only from Linux 5.3, where a user namespace
-        has keyrings of its own (before, the uid's keyrings are the host user's)."""
-        if not self.namespace:
-            return True
-        libc = self.libc
-        clean = True
-        for kind, ctl in _SYSVIPC:
-            try:
-                with open(f"/proc/sysvipc/{kind}", "rb") as f:
-                    rows = f.read().splitlines()[1:]
-            except OSError:
-                continue
-            for row in rows:
-                try:
-                    ident = int(row.split()[1])
-                except (IndexError, ValueError):
-                    continue
-                if getattr(libc, ctl)(ident, 0, None) != 0:
-                    clean = False
-        nr = _keyctl_nr()
-        if nr is not None:  # keyctl returns a key serial, an int32: syscall's default c_int result holds it
-            persistent = libc.syscall(nr, _KEYCTL_GET_PERSISTENT, ctypes.c_long(-1), ctypes.c_long(_KEY_SPEC_PROCESS))
-            for ring in (_KEY_SPEC_USER, _KEY_SPEC_USER_SESSION) + ((persistent,) if persistent > 0 else ()):
-                libc.syscall(nr, _KEYCTL_CLEAR, ctypes.c_long(ring))
-        return clean
-
     def finish_job(self):
-        """After the reply: kill what the job left, empty the scratch directories, remove its IPC objects and keys,
-        and resume the helpers: where Landlock cannot scope signals a job could have stopped them, to fail the
-        next job (a sibling's reward)."""
+        """After the reply: kill what the job left, empty the scratch directories, and resume the helpers: where
+        Landlock cannot scope signals a job could have stopped them, to fail the next job (a sibling's reward).
+        Kernel objects that outlive processes (keys, System V IPC, message queues) need no removal: the seccomp
+        filter lets no job make one (syscall_filter.py)."""
         clean = self.sweep()
-        self.dirty = self.dirty or not clean or not self._clean_files() or not self._clean_kernel_objects()
+        self.dirty = self.dirty or not clean or not self._clean_files()
         for helper in (self.zygote, self.judge):
             if helper is not None:
                 try:
                     os.kill(helper, signal.SIGCONT)
                 except OSError:
                     pass
-
-
-@functools.cache
-def _keyctl_nr():
-    """keyctl's system call number where a user namespace has keyrings of its own (Linux 5.3+), else None."""
-    uname = os.uname()
-    try:
-        release = tuple(int(x) for x in uname.release.split("-")[0].split(".")[:2])
-    except ValueError:
-        return None
-    return _KEYCTL_NR.get(uname.machine) if release >= (5, 3) else None
 
 
 def _classify_exit(status, stderr):
@@ -676,6 +661,8 @@ def main(cfg):
     builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
     worker = Worker(cfg, libc)
     worker.start_zygote()  # first: nothing of any job exists yet
+    if os.geteuid() != 0:
+        jobns.drop_capabilities(libc)  # bubblewrap's CAP_SYS_ADMIN was for the zygote's pid namespace only
     for name in JUDGE_PRELOAD:
         try:
             __import__(name)
@@ -683,7 +670,7 @@ def main(cfg):
             pass
     worker.start_judge()
     framing.send(proto_out, {"ready": True, "pid": os.getpid(), "uid": os.getuid(), "python": sys.version.split()[0],
-                             "landlock": worker.landlock})
+                             "landlock": worker.landlock, "seccomp": worker.seccomp, "jobns": worker.rsock is not None})
     while True:
         try:
             job = framing.recv(proto_in, 1 << 30)

@@ -23,7 +23,7 @@ import socket
 import struct
 import sys
 
-from . import candidate, containment, framing, landlock
+from . import candidate, containment, framing, jobns, landlock, seccomp
 
 # What most programs import (HumanEval prompts start with `from typing import ...`): preloaded once here
 # instead of per candidate; each module more makes every fork a little slower.
@@ -54,7 +54,7 @@ _REHEARSALS = 16  # CPython 3.11 specialises a function's bytecode after 8 calls
 _ZYGOTE_STDIO = ()
 
 
-def _child(fds, data, ruleset, libc, stdio, readable):
+def _child(fds, data, ruleset, libc, stdio, readable, syscalls):
     """In the forked candidate: isolate, limit, become the candidate. Never returns."""
     try:
         # Parsed here, not in the zygote (every page the zygote writes, it copies per fork), by the C scanner the
@@ -68,6 +68,8 @@ def _child(fds, data, ruleset, libc, stdio, readable):
             os._exit(73)
         if ruleset is not None and not ruleset.apply() and req.get("require_landlock"):
             os._exit(72)
+        if syscalls is not None and not syscalls.apply():
+            os._exit(74)
         os.closerange(len(fds), 1 << 16)
         os.chdir(req["jobdir"])
         os.environ["HOME"] = os.environ["TMPDIR"] = req["jobdir"]  # PATH and LANG: set in serve()
@@ -149,8 +151,10 @@ def _rehearse():
     return replies
 
 
-def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
+def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True, bpf=None):
     """The zygote's loop: fork a candidate per request, report pids and exit statuses, until the worker goes."""
+    # First, while this process is small and has seen nothing: the jobs' pid namespace and its reaper (jobns).
+    reaper = jobns.start(landlock._libc())
     for name in PRELOAD:
         try:
             __import__(name)
@@ -158,6 +162,7 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
             pass
     ruleset = landlock.Ruleset.build(read_paths, write_paths, exec_paths) if use_landlock else None
     libc = landlock._libc() if os.geteuid() == 0 else None  # uid 0: candidates drop every capability
+    syscalls = seccomp.build(bpf, landlock._libc())
     os.environ.clear()  # once here: each candidate then only sets its own directory
     os.environ.update({"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/", "TMPDIR": "/"})
     global _ZYGOTE_STDIO
@@ -177,8 +182,12 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    sock.sendall(json.dumps({"landlock": ruleset.features if ruleset else [],
-                             "landlock_abi": ruleset.abi if ruleset else landlock.abi_version()}).encode())
+    hello = json.dumps({"landlock": ruleset.features if ruleset else [], "seccomp": syscalls is not None,
+                        "landlock_abi": ruleset.abi if ruleset else landlock.abi_version(),
+                        "reaper": reaper[0] if reaper else None}).encode()
+    socket.send_fds(sock, [hello], [reaper[1].fileno()] if reaper else [])
+    if reaper:
+        reaper[1].close()
     while True:
         ready, _, _ = select.select([sock, wake_r], [], [])
         if wake_r in ready:
@@ -198,7 +207,7 @@ def serve(sock_fd, read_paths, write_paths, exec_paths, use_landlock=True):
                 os.close(_socket.socket.detach(sock))
                 os.close(wake_r)
                 os.close(wake_w)
-                _child(fds, data, ruleset, libc, stdio, read_paths)
+                _child(fds, data, ruleset, libc, stdio, read_paths, syscalls)
             for fd in fds:
                 os.close(fd)
             sock.send(REPORT.pack(pid, SPAWNED))

@@ -301,12 +301,12 @@ def test_no_process_left_behind(adversarial_results, sb):
     # Inside a pid namespace nothing can leave this tree: bwrap's init is every orphan's last parent.
     tree = _tree()
     deadline = time.monotonic() + 10
-    # Each worker is bwrap + bwrap's init + the worker, its zygote and its judge; every candidate and daemon
-    # must be gone.
-    while len(tree) != 5 * sb.config.workers and time.monotonic() < deadline:
+    # Each worker is bwrap + bwrap's init + the worker, its zygote, its judge and the reaper (init of the jobs'
+    # pid namespace); every candidate and daemon must be gone.
+    while len(tree) != 6 * sb.config.workers and time.monotonic() < deadline:
         time.sleep(0.1)
         tree = _tree()
-    assert len(tree) == 5 * sb.config.workers, [psutil.Process(p).cmdline()[:3] for p in tree]
+    assert len(tree) == 6 * sb.config.workers, [psutil.Process(p).cmdline()[:3] for p in tree]
     assert [p for p in tree if psutil.Process(p).status() == psutil.STATUS_ZOMBIE] == []
 
 

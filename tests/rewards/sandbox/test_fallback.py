@@ -149,7 +149,9 @@ def test_as_root_the_program_cannot_reach_the_workers_descriptors(monkeypatch):
     attack = ("import os, json, struct\ndef forge():\n    os.makedirs('d/' + '/'.join(['d'] * 9), exist_ok=True)\n"
               "    os.symlink(os.getcwd() + '/d/' + '/'.join(['d'] * 9), 's')\n    os.makedirs('a')\n"
               "    os.symlink('/', 'a/s')\n    base = os.open('a', os.O_RDONLY)\n    up = 's/' + '/'.join(['..'] * 10)\n"
-              "    st = os.read(os.open(f'{up}/proc/{os.getppid()}/stat', os.O_RDONLY, dir_fd=base), 4096).decode()\n"
+              "    st = os.read(os.open(f'{up}/proc/self/stat', os.O_RDONLY, dir_fd=base), 4096).decode()\n"
+              "    zygote = int(st.rsplit(')', 1)[1].split()[1])\n"  # getppid() is 0 in the job's pid namespace
+              "    st = os.read(os.open(f'{up}/proc/{zygote}/stat', os.O_RDONLY, dir_fd=base), 4096).decode()\n"
               "    worker = int(st.rsplit(')', 1)[1].split()[1])\n"
               "    body = json.dumps({'results': [{'status': 'passed', 'runtime_s': 0.0, 'detail': ''}] * 2,"
               " 'clean': True}).encode()\n    sent = 0\n    for n in range(32):\n        try:\n"

@@ -10,11 +10,13 @@ caps, signals go only to processes whose command line carries the sandbox's own 
 
 from __future__ import annotations
 
+from errno import ENOSYS, EPERM
+
 import pytest
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
-from coderl.rewards.sandbox import Job, Sandbox
+from coderl.rewards.sandbox import Job, Sandbox, syscall_filter
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -373,12 +375,18 @@ def test_a_job_cannot_change_the_inputs_of_a_later_job(one_worker_no_scoping):
     assert r.passed == 0, [(o.status, o.detail) for o in r.outcomes]
 
 
+# (this process, its zygote, the worker) as /proc names them: the job's pid namespace hides a candidate's parent
+# (getppid() is 0 there), /proc (the worker's view) does not. For the attacks below that go after the helpers.
+_WHO = ("import os\ndef _who():\n    me = int(os.readlink('/proc/self'))\n"
+        "    zygote = int(open('/proc/self/stat').read().rsplit(')', 1)[1].split()[1])\n"
+        "    return me, zygote, int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n")
+
+
 def test_an_interrupt_sent_to_the_judge_passes_nothing(one_worker_no_scoping):
     # Without signal scoping a candidate may signal its judge (same uid). SIGINT, the signal Python raises as
     # KeyboardInterrupt, once ended a unittest test before any outcome, and the test was reported passed.
-    attack = ("import os, signal, time\ndef _judge():\n    zygote = os.getppid()\n"
-              "    worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
-              "    for p in os.listdir('/proc')[:4096]:\n        if p.isdigit() and int(p) not in (zygote, os.getpid()):\n"
+    attack = (_WHO + "import signal, time\ndef _judge():\n    me, zygote, worker = _who()\n"
+              "    for p in os.listdir('/proc')[:4096]:\n        if p.isdigit() and int(p) not in (zygote, me):\n"
               "            try:\n                st = open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()\n"
               "            except OSError:\n                continue\n            if int(st[1]) == worker:\n"
               "                return int(p)\n"
@@ -409,9 +417,8 @@ def test_a_job_cannot_stop_the_helpers_for_the_next_job(one_worker_no_scoping):
     # Without signal scoping a candidate may SIGSTOP its zygote or judge during its last test: the next job on
     # the worker (a sibling in the same GRPO group, whose lower reward would raise this one's advantage)
     # must not be the one that pays.
-    stopper = ("import os, signal\ndef f(x):\n    zygote = os.getppid()\n"
-               "    worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
-               "    for p in os.listdir('/proc')[:4096]:\n        if p.isdigit() and x == 3 and int(p) != os.getpid():\n"
+    stopper = (_WHO + "import signal\ndef f(x):\n    me, zygote, worker = _who()\n"
+               "    for p in os.listdir('/proc')[:4096]:\n        if p.isdigit() and x == 3 and int(p) != me:\n"
                "            try:\n                ppid = int(open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1])\n"
                "            except OSError:\n                continue\n            if int(p) == zygote or ppid == worker:\n"
                "                os.kill(int(p), signal.SIGSTOP)\n    return x * x\n")
@@ -463,9 +470,8 @@ _LEARN = ("import os, re\nP = 'learned.txt'\n"
           "def apply(cb):\n    if os.path.exists(P):\n        s = open(P).read()\n        return cb(s) or cb(s + '!')\n"
           "    try:\n        return cb('wrong')\n    except AssertionError as e:\n"
           "        open(P, 'w').write(re.findall(r'zq-[\\w-]+', str(e))[0])\n        _stop_the_judge(cb)\n        raise\n")
-_KILL_JUDGE = ("import signal\ndef _stop_the_judge(cb):\n    zygote = os.getppid()\n"
-               "    worker = int(open(f'/proc/{zygote}/stat').read().rsplit(')', 1)[1].split()[1])\n"
-               "    for p in os.listdir('/proc')[:4096]:\n        if p.isdigit() and int(p) not in (zygote, os.getpid()):\n"
+_KILL_JUDGE = (_WHO + "import signal\ndef _stop_the_judge(cb):\n    me, zygote, worker = _who()\n"
+               "    for p in os.listdir('/proc')[:4096]:\n        if p.isdigit() and int(p) not in (zygote, me):\n"
                "            try:\n                st = open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()\n"
                "            except OSError:\n                continue\n            if int(st[1]) == worker:\n"
                "                os.kill(int(p), signal.SIGKILL)\n")
@@ -475,9 +481,12 @@ _STALL_JUDGE = ("class _I(int):\n    def __hash__(self):\n        return id(self
 
 
 def test_a_judge_that_dies_or_hangs_gives_no_second_try(one_worker_no_scoping):
+    # The program cannot kill its judge any more (the judge is outside the job's pid namespace, so no pid the
+    # program can name is the judge's): the test it failed stays failed; the judge killed by the worker below
+    # (it hangs) is what exercises the ledger.
     res = one_worker_no_scoping.run([Job(_LEARN + _KILL_JUDGE, parse_label(lab)) for lab in LEARN_LABELS.values()])
     for fmt, r in zip(LEARN_LABELS, res, strict=True):
-        assert r.outcomes[0].status == "killed", (fmt, [(o.status, o.detail[:200]) for o in r.outcomes])
+        assert r.outcomes[0].status == "unsupported", (fmt, [(o.status, o.detail[:200]) for o in r.outcomes])
     cfg = SandboxConfig(isolation="bwrap", workers=1, test_timeout_s=0.3, job_timeout_s=8.0)
     with Sandbox(cfg) as s:
         r = s.run([Job(_LEARN + _STALL_JUDGE, parse_label(LEARN_LABELS["assert"]))])[0]
@@ -678,23 +687,92 @@ def test_a_mock_is_never_replaced_by_a_stand_in_that_answers_for_the_program(sb)
     assert [o.status for x in r for o in x.outcomes] == ["failed", "failed"], [o.detail for x in r for o in x.outcomes]
 
 
-def test_no_ipc_object_or_key_of_a_job_survives_into_the_next(one_worker_no_scoping):
-    # System V IPC objects and keys outlive their processes, in namespaces every job of a worker shares: one job
-    # stored there what it learned (an expected value a callback's assertion quoted) and the next one read it.
-    libc = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
-    keys = "{'x86_64': (248, 250), 'aarch64': (217, 219)}.get(__import__('os').uname().machine, (-1, -1))"
-    put = (libc + f"ADD, CTL = {keys}\n"
-           "def f():\n    p = libc.syscall(CTL, 22, ctypes.c_long(-1), ctypes.c_long(-2))\n"
-           "    ks = [libc.syscall(ADD, b'user', b'zq', b'LEARNED', 7, ctypes.c_long(r)) for r in (-3, -4, -5, p)]\n"
-           "    ipc = [libc.shmget(0x5eed, 4096, 0o1666), libc.msgget(0x5eed, 0o1666), libc.semget(0x5eed, 1, 0o1666)]\n"
-           "    return [k > 0 for k in ks[1:3]] + [i >= 0 for i in ipc]\n")
-    get = (libc + f"ADD, CTL = {keys}\n"
-           "def f():\n    p = libc.syscall(CTL, 22, ctypes.c_long(-1), ctypes.c_long(-2))\n"
-           "    ks = [libc.syscall(CTL, 10, ctypes.c_long(r), b'user', b'zq', 0) for r in (-3, -4, -5, p)]\n"
-           "    ipc = [libc.shmget(0x5eed, 0, 0), libc.msgget(0x5eed, 0), libc.semget(0x5eed, 0, 0)]\n"
-           "    return [k for k in ks if k > 0] + [i for i in ipc if i >= 0]\n")
-    label = parse_label({"format": "assert", "tests": ["assert f() == 'x', f()"]})
-    made = one_worker_no_scoping.run([Job(put, label)])[0].outcomes[0].detail
-    assert "True, True, True" in made, made  # the job could make them (the kernel lets it)
-    left = one_worker_no_scoping.run([Job(get, label)])[0].outcomes[0].detail
-    assert left.endswith("AssertionError: []"), left
+# System calls a program (and the tests, in the judge) may not make, with arguments harmless had the filter let them
+# through: (name, args, errno expected). Keys and System V IPC outlive their processes, in namespaces all jobs of
+# a worker (keys: of the host uid, every worker) share: one job stored there what it learned (an expected value
+# a callback's assertion quoted) and the next one read it. Affinity: a job crowding the other worker's CPU.
+_DENIED_PROBES = [("keyctl", (0, -4, 1), EPERM), ("add_key", (0, 0, 0, 0, -4), EPERM), ("request_key", (0, 0, 0, 0), EPERM),
+                  ("shmget", (0, 4096, 0o600), EPERM), ("msgget", (0, 0o600), EPERM), ("semget", (0, 1, 0o600), EPERM),
+                  ("mq_open", (0, 0, 0, 0), EPERM), ("sched_setaffinity", (0, 0, 0), EPERM), ("ptrace", (0,), EPERM),
+                  ("process_vm_readv", (1, 0, 0, 0, 0, 0), EPERM), ("setns", (-1, 0), EPERM),
+                  ("unshare", (0x10000000,), EPERM), ("unshare", (0x20000000,), EPERM), ("unshare", (0x00020000,), EPERM),
+                  ("clone3", (0, 0), ENOSYS), ("bpf", (0, 0, 0), EPERM), ("perf_event_open", (0, 0, -1, -1, 0), EPERM),
+                  ("userfaultfd", (0,), EPERM), ("io_uring_setup", (0, 0), EPERM), ("personality", (0xFFFFFFFF,), EPERM),
+                  ("mount", (0, 0, 0, 0, 0), EPERM), ("kexec_load", (0, 0, 0, 0), EPERM), ("init_module", (0, 0, 0), EPERM),
+                  ("settimeofday", (0, 0), EPERM), ("acct", (0,), EPERM), ("kcmp", (1, 1, 0, 0, 0), EPERM),
+                  ("open_by_handle_at", (-1, 0, 0), EPERM), ("unshare", (0x400,), 0), ("personality", (0x8,), 0)]
+
+
+def _probe(names):
+    calls = [(name, syscall_filter.number(name), args) for name, args, _ in names]
+    return ("import ctypes, os, threading\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+            f"CALLS = {calls!r}\n"
+            "def probe():\n    out = []\n    for name, nr, args in CALLS:\n        ctypes.set_errno(0)\n"
+            "        r = libc.syscall(nr, *[ctypes.c_long(a) for a in args])\n"
+            "        out.append((name, ctypes.get_errno() if r == -1 else 0))\n    return out\n")
+
+
+def test_no_job_can_make_a_kernel_object_another_job_could_reach(sb):
+    expected = [(name, err) for name, _, err in _DENIED_PROBES]
+    # what a program still does: processes (a worker's process count bounds them), threads, pipes
+    program = _probe(_DENIED_PROBES) + (
+        "def f():\n    out = probe()\n    pid = os.fork()\n    if pid == 0:\n        os._exit(7)\n"
+        "    out.append(('fork', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])))\n"
+        "    t = threading.Thread(target=out.append, args=(('thread', 0),))\n    t.start()\n    t.join()\n    return out\n")
+    in_judge = _probe(_DENIED_PROBES) + f"assert probe() == {expected!r}, probe()\n"
+    label = parse_label({"format": "assert", "tests": [
+        f"assert f() == {expected + [('fork', 7), ('thread', 0)]!r}, f()", in_judge]})
+    r = sb.run([Job(program, label)])[0]
+    assert [o.status for o in r.outcomes] == ["passed", "passed"], [o.detail for o in r.outcomes]
+    assert sb.info()["warnings"] == []
+
+
+def test_a_process_that_keeps_forking_a_successor_never_outlives_its_job(one_worker_no_scoping):
+    # A process that forks a successor and exits, again and again, was missed by the sweep's listing about 1 time in
+    # 7 and went on writing into the next job's files after its cleanup. Bounded: 1 s and 50,000 generations each.
+    # Eight chains wake when their candidate dies (the moment the worker starts ending the job), each in a session
+    # of its own (out of the candidate's process group), and race the cleanup; after 0.2 s they write the marker.
+    chain = ("import os, time\nBASE = os.path.dirname(os.getcwd())\ndef f():\n    return 1\n"
+             "r, w = os.pipe()\nif os.fork() == 0:\n    os.setsid()\n    os.close(w)\n    os.read(r, 1)\n"
+             "    for k in range(7):\n        if os.fork() == 0:\n            break\n"
+             "    t0 = time.monotonic()\n    for gen in range(50000):\n        t = time.monotonic() - t0\n"
+             "        if t > 1.0:\n            break\n        try:\n            if t > 0.2:\n"
+             "                os.close(os.open(os.path.join(BASE, 'zq-alive'), os.O_WRONLY | os.O_CREAT, 0o600))\n"
+             "            if os.fork():\n                os._exit(0)\n        except OSError:\n            os._exit(0)\n"
+             "    os._exit(0)\nos.close(r)\n")
+    look = ("import os, time\ntime.sleep(0.3)\ndef f():\n"
+            "    return os.path.exists(os.path.join(os.path.dirname(os.getcwd()), 'zq-alive'))\n")
+    label = parse_label({"format": "assert", "tests": ["assert f() in (1, False), f()"]})
+    for i in range(12):  # a 1-in-7 race is missed 12 times in a row with probability 16 %, 8 chains each: < 1 %
+        ran = one_worker_no_scoping.run([Job(chain + f"# {i}\n", label)])[0]
+        assert ran.pass_rate == 1.0, ran.outcomes[0].detail
+        r = one_worker_no_scoping.run([Job(look + f"# {i}\n", label)])[0]
+        assert r.pass_rate == 1.0, (i, r.outcomes[0].detail)
+
+
+def test_a_job_cannot_reach_a_job_running_at_the_same_time_on_another_worker():
+    # Workers run as one host uid. While one job holds a named process, an abstract socket and files, a job on
+    # the other worker finds none of them, and no process outside its own job answers even signal 0 (its pid
+    # namespace names none but its reaper, pid 1). Kernel objects (keys, IPC) are denied to both: see the test
+    # above. Two idle workers take the batch's two jobs side by side.
+    owner = ("import ctypes, os, socket, time\nctypes.CDLL(None).prctl(15, b'zq-owner', 0, 0, 0)\n"
+             "s = socket.socket(socket.AF_UNIX)\ns.bind('\\0zq-owner')\ns.listen(1)\n"
+             "for d in ('/tmp', '/dev/shm'):\n    open(os.path.join(d, 'zq-owner'), 'w').write('x')\n"
+             "def f():\n    time.sleep(1.0)\n    return 1\n")
+    reader = ("import os, socket, time\ntime.sleep(0.3)\n"
+              "def f():\n    out = {}\n    names = []\n    for p in os.listdir('/proc'):\n        if p.isdigit():\n"
+              "            try:\n                names.append(open(f'/proc/{p}/comm').read().strip())\n"
+              "            except OSError:\n                pass\n    out['seen'] = 'zq-owner' in names\n"
+              "    try:\n        socket.socket(socket.AF_UNIX).connect('\\0zq-owner')\n        out['socket'] = True\n"
+              "    except OSError:\n        out['socket'] = False\n"
+              "    out['files'] = [d for d in ('/tmp', '/dev/shm') if os.path.exists(os.path.join(d, 'zq-owner'))]\n"
+              "    alive = []\n    for p in range(1, 4096):\n        try:\n            os.kill(p, 0)\n            alive.append(p)\n"
+              "        except PermissionError:\n            alive.append(p)\n        except OSError:\n            pass\n"
+              "    out['signalled'] = [p for p in alive if p not in (1, os.getpid())] == []\n    return out\n")
+    label = parse_label({"format": "assert", "tests": [
+        "r = f()\nassert r == 1 or r == {'seen': False, 'socket': False, 'files': [], 'signalled': True}, r"]})
+    for landlock in (True, False):  # without Landlock, which scopes signals on this kernel, too
+        with Sandbox(SandboxConfig(isolation="bwrap", workers=2, test_timeout_s=3.0, job_timeout_s=8.0,
+                                   landlock=landlock)) as s:
+            res = s.run([Job(owner, label), Job(reader, label)])
+            assert [r.pass_rate for r in res] == [1.0, 1.0], [o.detail for r in res for o in r.outcomes]

@@ -7,7 +7,8 @@ import sys
 import time
 
 from coderl.rewards.config import SandboxConfig
-from coderl.rewards.sandbox import inside
+from coderl.rewards.labels import parse_label
+from coderl.rewards.sandbox import Job, Sandbox, inside
 from coderl.rewards.sandbox.isolation import (
     SANDBOX_UID,
     WorkerProcess,
@@ -59,3 +60,28 @@ def test_worker_process_starts_answers_and_dies_cleanly(tmp_path):
     t0 = time.monotonic()
     assert w.request({"anything": 1}, timeout=5) is None  # a dead worker: None at once, never a hang
     assert time.monotonic() - t0 < 5
+
+
+def test_what_jobs_write_to_the_workers_stderr_is_capped_per_job_and_kept_as_a_tail(monkeypatch):
+    # The program's warnings reach a test inside catch_warnings, which shows them on the judge's stderr: the
+    # worker's, which was a file on the host growing for the worker's life (1 MiB per warning).
+    made = []
+    init = WorkerProcess.__init__
+
+    def record(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(WorkerProcess, "__init__", record)
+    program = "import warnings\ndef f(x):\n    for _ in range(8):\n        warnings.warn('W' * (1 << 20))\n    return 0\n"
+    label = parse_label({"format": "unittest", "tests": [
+        "import unittest, warnings\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        with warnings.catch_warnings():\n            self.assertEqual(f(2), 4)\n"]})
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=1)) as sb:
+        for i in range(3):
+            assert [o.status for o in sb.run([Job(program + f"# {i}\n", label)])[0].outcomes] == ["failed"]
+        w = made[-1]
+        assert os.readlink(f"/proc/{w.proc.pid}/fd/2").startswith("pipe:")  # no host file
+        w.stderr_tail()
+        assert 3 * 60_000 < w.stderr_bytes <= 3 * (1 << 16) + 4096  # 64 Ki characters per job
+        assert len(w._tail) <= 2 * (1 << 16)
