@@ -20,6 +20,7 @@ import builtins
 import collections
 import collections.abc
 import copy
+import gc
 import inspect
 import io
 import logging
@@ -1538,7 +1539,21 @@ class _State:
 
 
 _LEDGER_CODES = {status: k + 1 for k, status in enumerate(framing.LEDGER_STATUSES)}
-_STDERR_PER_JOB = 1 << 16  # characters of this process's stderr a job may fill (the worker's stderr: a host file)
+_STDERR_PER_JOB = 1 << 16
+# A job leaves cyclic garbage (its test module and classes, proxies, tracebacks) that survived the young collections
+# while the job ran: only a full collection frees it, which Python runs rarely (the judge once grew by 32-38 MB a
+# job to ~700 MB before one). After a job that left the judge this much larger than at its start, it collects;
+# still larger by _RSS_RETIRE, it retires (the worker starts a fresh one).
+_RSS_COLLECT, _RSS_RETIRE = 64 << 20, 192 << 20
+
+
+def _rss():
+    """This process's resident memory in bytes (/proc/self/statm: one read, no parsing of status)."""
+    fd = os.open("/proc/self/statm", os.O_RDONLY)
+    try:
+        return int(os.read(fd, 128).split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    finally:
+        os.close(fd)  # characters of this process's stderr a job may fill (the worker's stderr: a host file)
 
 
 class _Stderr(io.TextIOBase):
@@ -1582,6 +1597,8 @@ def serve(sock_fd, base, ledger=None):
     pending, fds = [], []
     state = _State()
     _BASE_MODULES = frozenset(state.modules)
+    gc.freeze()  # what every job uses (the preloaded modules): never scanned again, so a full collection is cheap
+    rss0 = _rss()
     held, hold = [], {"s": 0.0, "since": 0.0}
 
     def report(record):
@@ -1656,6 +1673,11 @@ def serve(sock_fd, base, ledger=None):
         if not state.restore():
             report(["retire"])
             return
+        if _rss() > rss0 + _RSS_COLLECT:
+            gc.collect()
+            if _rss() > rss0 + _RSS_RETIRE:
+                report(["retire"])
+                return
 
 
 def main(sock_fd, base, memory_mb, confine=None, ledger=None, bpf=None):
