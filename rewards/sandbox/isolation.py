@@ -37,6 +37,13 @@ SANDBOX_UID = 65534  # "nobody": what root drops to before entering the sandbox
 # write there, capped per job by the judge): the last 64 KiB, in memory. A file grew for the worker's life.
 _STDERR_TAIL = 1 << 16
 _F_SETPIPE_SZ = 1031
+# What a started worker may report it lacks (its hello), and the warning that says what that costs.
+_HELLO_WARNINGS = (
+    ("jobns", "the kernel refused the jobs' pid namespace (no CAP_SYS_ADMIN in the sandbox's user namespace and no "
+              "user namespace of the zygote's own): a job's processes are ended by a listing of /proc, which a "
+              "process forking successors can outrun into the next job."),
+    ("seccomp", "the seccomp filter was not built into the worker: programs may use keyrings, System V IPC, "
+                "tracing and CPU affinity."))
 _INSIDE = Path(__file__).resolve().parent / "inside"
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
@@ -293,6 +300,8 @@ class WorkerProcess:
             err = self.stderr_tail()
             self.kill()
             raise RuntimeError(f"sandbox worker failed to start ({mode}): {err or 'no output'}")
+        self.warnings = [text for key, text in _HELLO_WARNINGS  # (no filter to build: resolve_mode said so)
+                         if self.hello.get(key) is False and (key != "seccomp" or cfg["seccomp"])]
 
     def stderr_tail(self) -> str:
         self._pump_err()

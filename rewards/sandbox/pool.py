@@ -154,6 +154,7 @@ class Sandbox:
             os.chown(workdir, isolation.SANDBOX_UID, isolation.SANDBOX_UID)
         worker = isolation.WorkerProcess(self.mode, self.config, workdir, self._cpu(slot))
         self.landlock = worker.hello.get("landlock") or []
+        self.warnings += [w for w in worker.warnings if w not in self.warnings]
         return worker
 
     def _cpu(self, slot: int) -> int | None:

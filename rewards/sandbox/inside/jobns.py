@@ -23,6 +23,7 @@ import time
 CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
 _CAP_SYS_ADMIN = 1 << 21
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+_PR_SET_DUMPABLE = 4
 _CAP_VERSION_3 = 0x20080522
 KILL, DONE, STUCK = b"k", b"d", b"s"
 WAIT_S = 5.0  # how long the namespace may take to empty (exit of a large address space takes milliseconds)
@@ -54,12 +55,17 @@ def _own_user_namespace(libc):
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(CLONE_NEWUSER) != 0:
         return False
+    # A non-dumpable process's /proc/self files belong to root: dumpable again for the three writes (no job
+    # exists yet: nothing could ptrace us meanwhile), then not.
+    libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
         for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
             with open(f"/proc/self/{name}", "w") as f:
                 f.write(text)
     except OSError:
         return False
+    finally:
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     return True
 
 

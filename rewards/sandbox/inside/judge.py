@@ -1547,13 +1547,15 @@ _STDERR_PER_JOB = 1 << 16
 _RSS_COLLECT, _RSS_RETIRE = 64 << 20, 192 << 20
 
 
+_STATM = [-1]  # /proc/self/statm, opened before Landlock (which hides /proc in the rlimits fallback)
+
+
 def _rss():
-    """This process's resident memory in bytes (/proc/self/statm: one read, no parsing of status)."""
-    fd = os.open("/proc/self/statm", os.O_RDONLY)
+    """This process's resident memory in bytes (0 when unknown): one pread of statm."""
     try:
-        return int(os.read(fd, 128).split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    finally:
-        os.close(fd)  # characters of this process's stderr a job may fill (the worker's stderr: a host file)
+        return int(os.pread(_STATM[0], 128, 0).split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0  # characters of this process's stderr a job may fill (the worker's stderr: a host file)
 
 
 class _Stderr(io.TextIOBase):
@@ -1686,6 +1688,10 @@ def main(sock_fd, base, memory_mb, confine=None, ledger=None, bpf=None):
     go itself; without namespaces (the rlimits fallback) the rest of the host would be within reach. bpf: the
     candidates' seccomp filter: the tests' code gets no more of the kernel than the program."""
     from . import landlock, seccomp
+    try:
+        _STATM[0] = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        pass
     if confine is not None:
         ruleset = landlock.Ruleset.build(*confine)
         if ruleset is not None:

@@ -8,7 +8,7 @@ import time
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
-from coderl.rewards.sandbox import Job, Sandbox, inside
+from coderl.rewards.sandbox import Job, Sandbox, inside, syscall_filter
 from coderl.rewards.sandbox.isolation import (
     SANDBOX_UID,
     WorkerProcess,
@@ -48,6 +48,12 @@ def test_resolve_mode_prefers_bwrap_and_warns_in_rlimits():
     assert resolve_mode("auto", quiet=True) == ("bwrap", [])  # scripts/test.sh installs a working bubblewrap
     mode, warnings = resolve_mode("rlimits", quiet=True)
     assert mode == "rlimits" and any("no namespaces" in w for w in warnings)
+
+
+def test_without_libseccomp_there_is_no_filter_and_the_pool_says_so(monkeypatch):
+    assert syscall_filter.program()  # scripts/test.sh installs libseccomp2
+    monkeypatch.setattr(syscall_filter, "program", lambda: None)
+    assert any("no seccomp filter" in w for w in resolve_mode("auto", quiet=True)[1])
 
 
 def test_worker_process_starts_answers_and_dies_cleanly(tmp_path):
