@@ -128,13 +128,13 @@ def _staging_dir() -> str:
     raise RuntimeError("no mount point for staging the interpreter (/mnt, /media, /srv, /opt all missing)")
 
 
-def _bwrap_argv(bwrap: str, exe: str, prefix: str, src_prefix: str, tmp_mb: int) -> list[str]:
+def _bwrap_argv(bwrap: str, exe: str, prefix: str, src_prefix: str, tmp_mb: int, cap_add: bool) -> list[str]:
     argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--disable-userns", "--die-with-parent", "--new-session", "--clearenv",
-            "--hostname", "sandbox",
-            # within the sandbox's own user namespace only, and only until the zygote has made the jobs' pid
-            # namespace (inside/jobns.py): every process then gives it up, before any job exists
-            "--cap-add", "CAP_SYS_ADMIN"]
+            "--hostname", "sandbox"]
+    if cap_add:  # within the sandbox's own user namespace only, and only until the zygote has made the jobs'
+        # pid namespace (inside/jobns.py): every process then gives it up, before any job exists
+        argv += ["--cap-add", "CAP_SYS_ADMIN"]
     for k, v in _ENV.items():
         argv += ["--setenv", k, v]
     argv += ["--ro-bind", "/usr", "/usr"]
@@ -151,9 +151,10 @@ def _bwrap_argv(bwrap: str, exe: str, prefix: str, src_prefix: str, tmp_mb: int)
     return argv
 
 
-def worker_command(mode: str, tmp_mb: int) -> tuple[list[str], dict]:
+def worker_command(mode: str, tmp_mb: int, cap_add: bool | None = None) -> tuple[list[str], dict]:
     """(argv, extra Popen kwargs) that start one worker in `mode` ("bwrap" or "rlimits"); the worker then
-    expects bootstrap(cfg) as one frame on its stdin."""
+    expects bootstrap(cfg) as one frame on its stdin. cap_add: bubblewrap's CAP_SYS_ADMIN for the jobs' pid
+    namespace (None: where this bubblewrap grants it, bwrap_grants_caps)."""
     exe, prefix = interpreter()
     py = [exe, "-I", "-S", "-B", "-c", _STUB]
     is_root = os.geteuid() == 0
@@ -161,10 +162,12 @@ def worker_command(mode: str, tmp_mb: int) -> tuple[list[str], dict]:
         bwrap = find_bwrap()
         if bwrap is None:
             raise RuntimeError("bubblewrap (bwrap) is not installed")
+        if cap_add is None:
+            cap_add = bwrap_grants_caps(tmp_mb)
         if not is_root:
-            return _bwrap_argv(bwrap, exe, prefix, prefix, tmp_mb) + py, {"env": {}}
+            return _bwrap_argv(bwrap, exe, prefix, prefix, tmp_mb, cap_add) + py, {"env": {}}
         stage = _staging_dir()
-        inner = _bwrap_argv(bwrap, exe, prefix, f"{stage}/py", tmp_mb) + py
+        inner = _bwrap_argv(bwrap, exe, prefix, f"{stage}/py", tmp_mb, cap_add) + py
         script = ('set -e; mount -t tmpfs -o mode=0755,size=64k coderl-stage "$1"; mkdir "$1/py"; '
                   'mount --bind "$2" "$1/py"; mount -o remount,bind,ro "$1/py"; shift 2; '
                   f'exec setpriv --reuid={SANDBOX_UID} --regid={SANDBOX_UID} --clear-groups -- "$@"')
@@ -194,12 +197,12 @@ def _rlimits_interpreter() -> str | None:
 
 
 @functools.lru_cache(maxsize=8)
-def probe_bwrap(tmp_mb: int = 16) -> tuple[bool, str]:
+def probe_bwrap(tmp_mb: int = 16, cap_add: bool = False) -> tuple[bool, str]:
     """Start a bubblewrap sandbox once and check the interpreter runs inside it: (works, error text)."""
     if find_bwrap() is None:
         return False, "bwrap not found on PATH"
     try:
-        argv, kwargs = worker_command("bwrap", tmp_mb)
+        argv, kwargs = worker_command("bwrap", tmp_mb, cap_add)
     except RuntimeError as e:
         return False, str(e)
     argv = argv[:-2] + ["-c", "import os, sys; sys.stdout.write('ok %d' % os.getuid())"]
@@ -210,6 +213,12 @@ def probe_bwrap(tmp_mb: int = 16) -> tuple[bool, str]:
     if r.returncode != 0 or not r.stdout.startswith("ok"):
         return False, f"bwrap probe failed (exit {r.returncode}): {r.stderr.strip()[-500:]}"
     return True, ""
+
+
+def bwrap_grants_caps(tmp_mb: int = 16) -> bool:
+    """Whether this bubblewrap keeps CAP_SYS_ADMIN in the sandbox's user namespace (``--cap-add``); a setuid
+    bubblewrap refuses it to non-root callers: the worker then has no jobs' pid namespace and says so."""
+    return probe_bwrap(tmp_mb, True)[0]
 
 
 def resolve_mode(requested: str, tmp_mb: int = 16, quiet: bool = False) -> tuple[str, list[str]]:

@@ -8,7 +8,7 @@ import time
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
-from coderl.rewards.sandbox import Job, Sandbox, inside, syscall_filter
+from coderl.rewards.sandbox import Job, Sandbox, inside, isolation, syscall_filter
 from coderl.rewards.sandbox.isolation import (
     SANDBOX_UID,
     WorkerProcess,
@@ -91,3 +91,12 @@ def test_what_jobs_write_to_the_workers_stderr_is_capped_per_job_and_kept_as_a_t
         w.stderr_tail()
         assert 3 * 60_000 < w.stderr_bytes <= 3 * (1 << 16) + 4096  # 64 Ki characters per job
         assert len(w._tail) <= 2 * (1 << 16)
+
+
+def test_a_bubblewrap_that_refuses_the_capability_still_runs_jobs_and_says_what_is_missing(monkeypatch):
+    # A setuid bubblewrap keeps no capability for a non-root caller: no jobs' pid namespace, only the /proc sweep.
+    monkeypatch.setattr(isolation, "bwrap_grants_caps", lambda tmp_mb=16: False)
+    label = parse_label({"format": "assert", "tests": ["assert f(2) == 4", "assert f(3) == 9"]})
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=1)) as sb:
+        assert any("pid namespace" in w for w in sb.info()["warnings"]), sb.info()["warnings"]
+        assert sb.run([Job("def f(x):\n    return x * x\n", label)])[0].pass_rate == 1.0
