@@ -37,6 +37,8 @@ _HOLD_S = 0.05
 _SPEC_CACHE = 256
 _LEDGER_BYTES = 1 << 20  # the judge's ledger page(s): byte 0 and one byte per test (framing.LEDGER_STATUSES)
 _RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
+
+
 def _proc_entries():
     try:
         return [int(p) for p in os.listdir("/proc") if p.isdigit()]
