@@ -111,7 +111,7 @@ def run_jobs(executor: BaseExecutor, jobs: list, progress: bool = False) -> list
     from tqdm import tqdm
 
     limits = limits_digest(executor.sandbox_cfg)
-    keys = [result_key(j, limits) for j in jobs]  # the result cache's key: same tests, same normalised code
+    keys = [result_key(j, limits) for j in jobs]  # the result cache's key: same tests, same code byte for byte
     first: dict[bytes, int] = {}
     unique = []
     for k, job in zip(keys, jobs, strict=True):
