@@ -10,7 +10,7 @@ from coderl.rewards.config import RewardConfig, SandboxConfig
 from coderl.rewards.executors import LocalExecutor
 from coderl.rewards.pipeline import Scorer, ascore, score
 from coderl.rewards.sandbox import Sandbox
-from tests.support import PARTIAL_RATE, PROBLEMS, graded_batch
+from tests.support import PARTIAL_RATE, PROBLEMS, graded_batch, label_json, think
 
 pytestmark = pytest.mark.timeout(300)
 CFG = SandboxConfig(workers=2)
@@ -45,3 +45,15 @@ def test_ascore_past_its_deadline_scores_missed_jobs_as_failed():
         ex.close()
     ran = [b for b in items if b.status != "no_code"]
     assert ran and all(b.status == "deadline" and b.score == 0.0 for b in ran)
+
+
+def test_code_that_parses_but_does_not_compile_earns_no_syntax_component():
+    """`return` at module level parses; the sandbox cannot compile it, and neither can the syntax check."""
+    _, _, good, _ = PROBLEMS["assert"]
+    texts = [think(good), think(good + "return None\n"), think("def f(:\n")]
+    labels = [label_json("assert")] * 3
+    with Sandbox(CFG) as sb:
+        ok, parses_only, broken = score(Scorer(RewardConfig()), sb, texts, None, labels)
+    assert ok.syntax == 1.0 and ok.score == 1.0
+    for b in (parses_only, broken):
+        assert b.status == "syntax" and b.syntax == 0.0 and b.score == 0.0
