@@ -67,17 +67,37 @@ def _test_methods(node: ast.ClassDef, classes: dict, depth: int = 0) -> list[str
     return list(dict.fromkeys(seen))
 
 
+def _checks_something(node: ast.Assert) -> bool:
+    """The assert's condition names something, so it may depend on the program: one without any name
+    (`assert True`, `assert 1 == 1`, `assert not ''`) is built of literals and operators on them, holds or
+    fails the same for every program, and verifies nothing. A name may be the program's (the entry point, a
+    builtin it shadows), so every name counts."""
+    return any(isinstance(n, ast.Name) for n in ast.walk(node.test))
+
+
 def is_case(stmt: ast.stmt) -> bool:
-    """A top-level statement of check() that is one humaneval test case: contains an assert, is not a def."""
+    """A top-level statement of check() that is one humaneval test case: not a def, and holds an assert whose
+    condition can depend on the program (see _checks_something); other statements run, but are not cases."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
-    return any(isinstance(n, ast.Assert) for n in ast.walk(stmt))
+    return any(isinstance(n, ast.Assert) and _checks_something(n) for n in ast.walk(stmt))
+
+
+def _assert_test_counts(test: str) -> bool:
+    """An assert-format test is a case unless it is only asserts that check nothing (then it binds nothing
+    either); one that does not parse stays a case (it fails as `syntax`)."""
+    try:
+        body = ast.parse(test).body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return True
+    return not body or not all(isinstance(s, ast.Assert) and not _checks_something(s) for s in body)
 
 
 def _humaneval_plan(program: str) -> tuple[list, str]:
-    """Units {"setup": src, "test": src}: each top-level statement of check() that contains an assert is
-    one test case; the statements before it are its setup, those after the last one end the last case.
-    Falls back to one case = check(candidate)."""
+    """Units {"setup": src, "test": src}: each top-level statement of check() that is_case is one test case;
+    the statements before it are its setup, those after the last one end the last case. Falls back to one
+    case = check(candidate) when check() has no assert at all (it checks by raising), and to no case when
+    its asserts can none of them depend on the program."""
     whole = [{"setup": "", "test": "check(__candidate__)"}]
     try:
         tree = ast.parse(program)
@@ -97,6 +117,8 @@ def _humaneval_plan(program: str) -> tuple[list, str]:
             pending.append(stmt)
     if pending and units:  # statements after the last assert still check (a raise, a helper): the last case runs them
         units[-1]["test"] += "\n" + "\n".join(ast.unparse(s) for s in pending)
+    if not units and any(isinstance(n, ast.Assert) for n in ast.walk(fn)):
+        return [], param  # asserts, none of which can depend on the program: nothing to pass
     try:
         for u in units:
             compile(u["setup"], "<check>", "exec")
@@ -125,7 +147,7 @@ def plan(label: Label, label_json: str | None = None) -> dict:
         spec["order"] = sorted(range(len(spec["plan"])), key=lambda i: (
             spec["plan"][i][0], spec["plan"][i][1] or "", spec["plan"][i][2] or ""))
     elif fmt == "assert":
-        spec["plan"] = list(label.tests)
+        spec["plan"] = [t for t in label.tests if _assert_test_counts(t)]
     elif fmt == "humaneval":
         spec["plan"], spec["check_param"] = _humaneval_plan(label.tests[0])
         spec["tests"] = list(label.tests)
