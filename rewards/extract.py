@@ -474,8 +474,9 @@ def extract_code(response: str, entry_point: str | None = None) -> Extracted:
 
     The structure is read once from the start (fenced blocks are opaque, so tags inside code never count):
     the content of the last <answer> pair (its block, see _choose, or its raw text); else, after the
-    reasoning (the last </think>; nothing while a <think> that opens the response is unclosed), the block
-    _choose picks, a block with fences not on their own lines, or the text itself when it compiles.
+    reasoning (the last </think>; nothing while a <think> that opens the response is unclosed) and after an
+    <answer> left open (a response cut off), the block _choose picks, a block with fences not on their own
+    lines, or the text itself when it compiles.
     entry_point (the label's) tells a solution block from a block that only uses it."""
     blocks = _scan_blocks(response)
     prose = _Prose(response, blocks)
@@ -499,6 +500,9 @@ def extract_code(response: str, entry_point: str | None = None) -> Extracted:
         return Extracted(None, "none")  # cut off while reasoning: no final answer was written
     else:
         lo = 0
+    opened = prose.rfind("<answer>", lo, len(response))  # an answer cut off before its closing tag
+    if opened >= 0:
+        lo = opened + len("<answer>")
     scope = [b for b in blocks if b.start >= lo]
     chosen = _choose(response, scope, entry_point)
     if chosen is not None:

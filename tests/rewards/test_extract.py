@@ -188,8 +188,11 @@ def test_a_response_cut_off_before_its_closing_fence_is_graded_when_it_compiles(
         e = extract_code(text, "f")
         assert (e.code, e.source) == (code, "truncated_block")
         assert not format_ok(text, "think_answer", e) and not format_ok(text, "code_block", e)
+    raw = extract_code(f"<think>\nok\n</think>\n<answer>\n{code}", "f")  # an answer without a block, cut off
+    assert (raw.code, raw.source) == (code.strip("\n"), "raw")
     cut = "def f(x):\n    return (x +"
     assert extract_code(f"Here:\n```python\n{cut}").source == "none"
+    assert extract_code(f"<think>\nok\n</think>\n<answer>\n{cut}").source == "none"
     # An incomplete final block is not graded; the complete block before it is.
     e = extract_code(f"```python\n{code}```\nBetter:\n```python\n{cut}")
     assert (e.code, e.source) == (code, "python_block")
