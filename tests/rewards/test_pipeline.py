@@ -57,3 +57,21 @@ def test_code_that_parses_but_does_not_compile_earns_no_syntax_component():
     assert ok.syntax == 1.0 and ok.score == 1.0
     for b in (parses_only, broken):
         assert b.status == "syntax" and b.syntax == 0.0 and b.score == 0.0
+
+
+def test_the_reward_grades_the_final_answer_as_written():
+    """End to end (real sandbox): a correct draft in the reasoning or before the final block never earns the
+    final answer's credit, whatever token-like text the final answer holds; the final answer is graded whole."""
+    _, _, good, _ = PROBLEMS["assert"]
+    wrong = good.replace("return", "return -1 +", 1)
+    assert wrong != good
+    texts, want = [], []
+    for tok in ("<|im_end|>", "<|endoftext|>", "</answer>", "<answer>", "<|im_start|>"):
+        final = f"{wrong}# {tok}\n"
+        texts += [f"<think>\n```python\n{good}\n```\n</think>\n<answer>\n```python\n{final}```\n</answer><|im_end|>",
+                  f"Draft:\n```python\n{good}\n```\nFinal:\n```python\n{final}```<|im_end|>",
+                  f"<think>\nok\n</think>\n<answer>\n```python\n{good}\nS = {tok!r}\n```\n</answer><|im_end|>"]
+        want += [0.0, 0.0, 1.0]
+    with Sandbox(CFG) as sb:
+        out = score(Scorer(RewardConfig()), sb, texts, None, [label_json("assert")] * len(texts))
+    assert [b.score for b in out] == want, [(b.score, b.status) for b in out]
