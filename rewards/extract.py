@@ -283,7 +283,7 @@ def _scan_blocks(text: str) -> list[Block]:
     (after blanks) with a run of the same character at least as long, followed by nothing, blanks or
     markup ("```</answer>"); what follows the run on that line is text again. A block still open at the end
     (a response cut off before its closing fence) ends with the text, marked closed=False."""
-    lines, limit = _fence_lines(text)
+    lines, _ = _fence_lines(text)  # past MAX_FENCE_LINES nothing opens or closes: a block open there runs on
     blocks: list[Block] = []
     opened: tuple[str, int, int, str, int] | None = None  # fence char, run length, run start, lang, body start
     for ls, le in lines:
@@ -309,7 +309,6 @@ def _scan_blocks(text: str) -> list[Block]:
     if opened is not None:
         c, k, start, lang, body = opened
         blocks.append(Block(lang, start, body, len(text), len(text), False))
-    del limit  # past MAX_FENCE_LINES nothing more opens or closes: a block open there runs to the end
     return blocks
 
 
