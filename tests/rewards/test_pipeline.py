@@ -75,3 +75,14 @@ def test_the_reward_grades_the_final_answer_as_written():
     with Sandbox(CFG) as sb:
         out = score(Scorer(RewardConfig()), sb, texts, None, [label_json("assert")] * len(texts))
     assert [b.score for b in out] == want, [(b.score, b.status) for b in out]
+
+
+def test_a_response_cut_off_before_its_closing_fence_is_scored_when_complete():
+    """Generation stopped at generate_max_len after the code but before its fence: graded, not `no_code`."""
+    _, _, good, _ = PROBLEMS["assert"]
+    texts = [f"<think>\nok\n</think>\n<answer>\n```python\n{good}\n", f"Here:\n```python\n{good}\n",
+             f"Here:\n```python\n{good[:len(good) // 2]}"]
+    with Sandbox(CFG) as sb:
+        thinking, block_, cut = score(Scorer(RewardConfig()), sb, texts, None, [label_json("assert")] * 3)
+    assert thinking.score == 1.0 and block_.score == 1.0
+    assert cut.status == "no_code" and cut.score == 0.0
