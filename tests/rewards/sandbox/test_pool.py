@@ -143,6 +143,15 @@ def test_an_assert_that_cannot_depend_on_the_program_is_no_case():
         assert count_tests(parse_label({"format": "assert", "entry_point": "f", "tests": [c]})) == 1, c
     # An assert-format test that also binds or runs something stays a case, as before.
     assert count_tests(parse_label({"format": "assert", "entry_point": "f", "tests": ["import math"]})) == 1
+    # unittest: a test method that only asserts on constants (or only passes) checks nothing either, unless
+    # its class has code of its own besides tests (a fixture, a redefined assert method: it may call f).
+    mod = ("import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(1), 2)\n"
+           "    def test_free(self):\n        'Doc.'\n        self.assertTrue(True)\n        self.assertEqual(1, 1, msg='m')\n"
+           "    def test_pass(self):\n        pass\n"
+           "class U(T):\n    def assertTrue(self, x):\n        super().assertTrue(f(x))\n")
+    assert count_tests(parse_label({"format": "unittest", "tests": [mod]})) == 4  # T.test_a; U: all three
+    fixture = mod.replace("class U(T):", "def setUpModule():\n    f(0)\nclass U(T):")
+    assert count_tests(parse_label({"format": "unittest", "tests": [fixture]})) == 6
 
 
 def test_results_in_input_order_and_isolated(sb):
