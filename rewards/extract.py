@@ -420,19 +420,18 @@ class _Prose:
 
 
 @functools.lru_cache(maxsize=1024)
-def _definition_re(entry_point: str | None) -> re.Pattern:
-    """A line that defines the program: binds the entry point (def, class, assignment, import), or without one,
-    starts a def or class. Textual, so linear; indentation allowed (a method of a Solution class counts)."""
-    if not entry_point:
-        return re.compile(r"^[ \t]*+(?:async[ \t]+)?(?:def|class)[ \t]", re.M)
+def _definition_re(entry_point: str) -> re.Pattern:
+    """A line that binds the entry point: def, class, assignment, import. Textual, so linear; indentation
+    allowed (a method of a Solution class counts)."""
     ep = re.escape(entry_point)
     return re.compile(rf"^[ \t]*+(?:(?:async[ \t]+)?def[ \t]+{ep}\b|class[ \t]+{ep}\b|{ep}[ \t]*(?::[^\n=]*)?=(?!=)|"
                       rf"(?:from[ \t][^\n]*)?import[ \t][^\n]*\b{ep}\b)", re.M)
 
 
 def _choose(text: str, blocks: list[Block], entry_point: str | None) -> Block | None:
-    """The block to grade: of the Python blocks (else of all), the last one; but when it does not define the
-    program (an "example usage" or test block after the solution), the last earlier one that does.
+    """The block to grade: of the Python blocks (else of all), the last one; but when the label names an entry
+    point and that block does not bind it (an "example usage" or test block after the solution), the last
+    earlier one that does. Without an entry point (stdio: the program is a script) the last one.
 
     A block cut off before its closing fence (the last one, when the response was truncated) is graded only
     as a complete program: when it compiles. The text of a later block can only move the choice to an
@@ -440,8 +439,8 @@ def _choose(text: str, blocks: list[Block], entry_point: str | None) -> Block | 
     cands = [b for b in blocks if b.lang in _PY_LANGS] or blocks
     if cands and not cands[-1].closed and not parses(text[cands[-1].body:cands[-1].body_end]):
         cands = cands[:-1]
-    if not cands:
-        return None
+    if not cands or not entry_point:
+        return cands[-1] if cands else None
     pattern = _definition_re(entry_point)
     for b in reversed(cands):
         if pattern.search(text, b.body, b.body_end):

@@ -158,7 +158,7 @@ def test_a_solution_followed_by_example_usage_is_graded_on_the_solution():
         for lang in ("python", "py"):
             text = f"Solution:\n```python\n{sol}```\nExample usage:\n```{lang}\n{usage}```\n"
             assert extract_code(text, "f").code == sol, usage
-            assert extract_code(text).code == sol, usage  # no entry point: the last block defining something
+            assert extract_code(text).code == usage, usage  # no entry point (a stdio script): the last block
             answer = f"<think>t</think>\n<answer>\n```python\n{sol}```\nUsage:\n```python\n{usage}```\n</answer>"
             e = extract_code(answer, "f")
             assert (e.code, e.source) == (sol, "answer_block") and format_ok(answer, "think_answer", e)
