@@ -16,6 +16,7 @@ import select
 import subprocess
 import sys
 import threading
+import warnings
 
 log = logging.getLogger("coderl.reward_server")
 
@@ -28,6 +29,12 @@ _HELPER_MEMORY_BYTES = 4 << 30
 _NEVER_OUTSIDE_STRINGS_RE = re.compile(r"[`$?\x0b\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 _NEVER_STARTS = frozenset("<>|`$?!%&^=)]},;:/")
 _FIRST_LINE_CODE_END_RE = re.compile(r"""[\n\r'"#\\]""")
+# Generated code is parsed under this file name, and warnings from that name are ignored: a SyntaxWarning
+# ("invalid escape sequence", "'is' with a literal") of some model's answer is no news for the server's
+# stderr. A filter keyed on the name, installed once, is thread-safe, unlike catch_warnings per call.
+_FILENAME = "<coderl-candidate>"
+warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(_FILENAME) + r"\Z")
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=re.escape(_FILENAME) + r"\Z")
 
 _HELPER = f"""
 import ast, resource, sys
@@ -117,7 +124,7 @@ def parses(code: str) -> bool:
             return False
         return _helper.parses(data)
     try:
-        ast.parse(code)
+        ast.parse(code, _FILENAME)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     return True
