@@ -291,13 +291,15 @@ def _http(url: str, body: dict | None, timeout: float) -> dict:
         return json.loads(r.read())
 
 
-def check_server(a, _flags) -> str:
+def check_server(a, flags: dict) -> str:
     health = _health_url(a.reward_url)
     try:
         port = urllib.parse.urlsplit(a.reward_url).port or 80
     except ValueError:
         raise PreflightError("server", f"REWARD_URL={a.reward_url} has no valid port", "server_unreachable") from None
     hint = f"start it in another terminal: python rewards/reward_server.py --data_path {a.data} --port {port}"
+    if isinstance(flags.get("save_path"), str):  # the run's per-batch reward components, beside its logs
+        hint += f" --reward_log {Path(flags['save_path']).parent / 'logs' / 'rewards.jsonl'}"
     try:
         h = _http(health, None, a.server_timeout_s)
     except urllib.error.HTTPError as e:

@@ -231,6 +231,7 @@ def test_reward_server_down(tmp_path, data):
     assert "reward server not reachable" in proc.stderr and "rewards/reward_server.py --data_path" in proc.stderr
     port = env["REWARD_URL"].rsplit(":", 1)[1].split("/")[0]
     assert f"--port {port}" in proc.stderr, "the hint starts the server where REWARD_URL points"
+    assert f"--reward_log {tmp_path / 'run' / 'logs' / 'rewards.jsonl'}" in proc.stderr, "its log beside the run"
     bad = run_train(RAY_SCRIPT, base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf", REWARD_URL="http://h:x/get_reward"))
     assert bad.returncode == 15 and "REWARD_URL=http://h:x/get_reward has no valid port" in bad.stderr, out(bad)
 
