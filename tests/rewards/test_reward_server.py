@@ -472,6 +472,13 @@ def test_startup_errors_are_clear_and_nonzero(tmp_path, data_path):
     p = run_server_expecting_exit(["--data_path", str(data_path), "--port", "0", "--format_weight", "-1"])
     assert p.returncode != 0 and "format_weight" in p.stderr and "Traceback" not in p.stderr
 
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    p = run_server_expecting_exit(["--data_path", str(data_path), "--port", "0", "--reward_log",
+                                   str(blocker / "rewards.jsonl")])
+    assert p.returncode == 2 and f"cannot write --reward_log {blocker / 'rewards.jsonl'}" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+
     p = run_server_expecting_exit(["--data_path", str(data_path), "--wrokers", "2"])
     assert p.returncode == 2 and "unrecognized arguments: --wrokers" in p.stderr
     assert len(p.stderr.splitlines()) == 2, "a short usage line, then the error: not the list of every flag"
