@@ -23,11 +23,13 @@ def load_tokenizer(path: str):
         raise ValueError(f"cannot load the tokenizer at {path}: {e}") from None
 
 
-def prompt_lengths(tokenizer, conversations: Sequence[list[dict]]) -> list[int]:
-    """Tokens of each conversation under the tokenizer's chat template, with the generation prompt."""
+def prompt_lengths(tokenizer, conversations: Sequence[list[dict] | str]) -> list[int]:
+    """Tokens of each conversation's training prompt (render_prompts: the chat template with the generation
+    prompt), counted as encode_prompts encodes it, in batches."""
+    from coderl.rewards.evaluation.generate import render_prompts
+
     out: list[int] = []
     for i in range(0, len(conversations), _BATCH):
-        texts = [tokenizer.apply_chat_template(c, tokenize=False, add_generation_prompt=True)
-                 for c in conversations[i:i + _BATCH]]
+        texts = render_prompts(tokenizer, conversations[i:i + _BATCH])
         out.extend(len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"])
     return out
