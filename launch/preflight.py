@@ -410,6 +410,8 @@ def check_prompts(a, flags: dict) -> str:
     """Prompts longer than PROMPT_MAX_LEN are truncated by OpenRLHF, then match nothing at the reward server
     and score the unmatched reward (0): a step without learning signal, so this fails the launch."""
     cap = flag_int(flags, "prompt_max_len")
+    if not Path(a.data).is_file():
+        return "WARN not measured: no DATA file (the data check names it)"
     measured = data_prompt_lengths(a)
     if measured is None:
         return (f"WARN not measured (no local tokenizer for MODEL={a.model}): a prompt longer than "

@@ -307,6 +307,7 @@ def test_every_failure_is_reported_in_one_run(tmp_path, data):
     assert fails == ["knobs", "data", "openrlhf", "server"], out(proc)
     assert "4 check(s) failed: knobs, data, openrlhf, server" in proc.stderr
     assert "[preflight] ok   memory" in proc.stdout and "all checks passed" not in proc.stdout + proc.stderr
+    assert "[preflight] warn prompts: not measured: no DATA file" in proc.stdout
 
 
 @pytest.fixture(scope="module")
