@@ -418,11 +418,11 @@ def check_prompts(a, flags: dict) -> str:
                 f"PROMPT_MAX_LEN={cap} tokens gets reward 0; python data/preprocess.py --max_prompt_tokens {cap} "
                 "--tokenizer MODEL_DIR drops such rows")
     lengths, tok = measured
-    over = sorted(n for n in lengths if n > cap)
+    over = sum(n > cap for n in lengths)
     longest = max(lengths, default=0)
     if over:
         raise PreflightError("prompts", (
-            f"{len(over)} of {len(lengths)} prompts in {a.data} are longer than PROMPT_MAX_LEN={cap} tokens "
+            f"{over} of {len(lengths)} prompts in {a.data} are longer than PROMPT_MAX_LEN={cap} tokens "
             f"under {tok}'s chat template (longest {longest}): OpenRLHF truncates them, the reward server "
             f"cannot match a truncated prompt, and every response to it gets reward 0. Raise PROMPT_MAX_LEN to "
             f"{longest}, or drop them: python data/preprocess.py ... --max_prompt_tokens {cap} "
