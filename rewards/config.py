@@ -90,6 +90,8 @@ class ServerConfig(_Section):
     max_batch_queries: int = Field(16384, ge=1, description="Most queries accepted in one request.")
     batch_deadline_s: float = Field(150.0, gt=0, description="Per-batch deadline; stays under OpenRLHF's 180 s timeout.")
     log_every_n_batches: int = Field(10, ge=1, description="Log one line of batch stats every N batches.")
+    unmatched_warn_rate: float = Field(0.05, ge=0, le=1, description="Warn on every batch whose fraction of queries matching no problem reaches this (they get unmatched_reward).")
+    reward_log: str | None = Field(None, description="Append one JSON line of per-batch means (reward, components, pass and unmatched rates, seconds) to this file; plot: python -m coderl.rewards.reward_log FILE.")
     result_cache: bool = Field(True, description="Reuse each program's first verdict across batches, by (label, exact code, sandbox limits); --no_result_cache turns it off.")
     cache_size: int = Field(16384, ge=0, description="Most results the result cache keeps (least recently used go first); 0 = off.")
     cache_max_mb: float = Field(256.0, gt=0, description="Memory bound of the result cache, estimated from each result's outcomes and details, MiB.")

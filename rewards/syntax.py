@@ -31,6 +31,12 @@ _HELPER_MEMORY_BYTES = 4 << 30
 _NEVER_OUTSIDE_STRINGS_RE = re.compile(r"[`$?\x0b\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 _NEVER_STARTS = frozenset("<>|`$?!%&^=)]},;:/")
 _FIRST_LINE_CODE_END_RE = re.compile(r"""[\n\r'"#\\]""")
+# Generated code is parsed under this file name, and warnings from that name are ignored: a SyntaxWarning
+# ("invalid escape sequence", "'is' with a literal") of some model's answer is no news for the server's
+# stderr. A filter keyed on the name, installed once, is thread-safe, unlike catch_warnings per call.
+_FILENAME = "<coderl-candidate>"
+warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(_FILENAME) + r"\Z")
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=re.escape(_FILENAME) + r"\Z")
 
 _HELPER = f"""
 import resource, sys, warnings
@@ -121,9 +127,7 @@ def parses(code: str) -> bool:
             return False
         return _helper.parses(data)
     try:
-        with warnings.catch_warnings():  # a SyntaxWarning about the program is no news for the server's log
-            warnings.simplefilter("ignore", SyntaxWarning)
-            compile(code, "<solution>", "exec", dont_inherit=True)
+        compile(code, _FILENAME, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
         return False
     return True
