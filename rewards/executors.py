@@ -1,7 +1,7 @@
 """Where jobs run: one local Sandbox pool, or Ray actors each holding a warm Sandbox pool.
 
-Both executors share the batch logic, on the driver: identical jobs (same label, same normalised code) run
-once, deterministic results are kept across batches in a ResultCache (rewards/result_cache.py; GRPO
+Both executors share the batch logic, on the driver: identical jobs (same label, same code byte for byte)
+run once, each program's first verdict is kept across batches in a ResultCache (rewards/result_cache.py; GRPO
 resamples the same prompt many times), jobs are cut into chunks so a batch deadline keeps every chunk that
 finished, and whatever misses the deadline comes back as None.
 """
@@ -27,7 +27,7 @@ from coderl.rewards.sandbox import Job, JobResult, Sandbox
 log = logging.getLogger("coderl.reward_server")
 
 def _failed(detail: str) -> JobResult:
-    return JobResult(outcomes=[], expected=0, detail=detail)
+    return JobResult(outcomes=[], expected=0, detail=detail, infra=detail)
 
 
 class BaseExecutor:
@@ -116,7 +116,7 @@ class BaseExecutor:
         async for part in parts:
             base = len(jobs)
             jobs.extend(part)
-            # Off the event loop: normalising and hashing a big batch's code takes tens of milliseconds.
+            # Off the event loop: hashing a big batch's code takes tens of milliseconds.
             res, new = await asyncio.to_thread(self._lookup, part, todo, base)
             results.extend(res)
             waiting.extend(new)
@@ -129,11 +129,11 @@ class BaseExecutor:
         missed = shared = 0
         for k, idx in todo.items():
             res = outs[k]
+            if self.result_cache is not None:  # a miss too: the key's first run, so it is never cached
+                self.result_cache.put(k, res)
             if res is None:
                 missed += len(idx)
                 continue
-            if self.result_cache is not None:
-                self.result_cache.put(k, res)
             for n, i in enumerate(idx):
                 results[i] = res if n == 0 else replace(res, cached=True)
             shared += len(idx) - 1

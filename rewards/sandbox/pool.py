@@ -247,7 +247,7 @@ class Sandbox:
 
     def _failed(self, item: _Item, status: str, why: str) -> JobResult:
         return JobResult([TestOutcome(status, 0.0, why) for _ in range(item.expected)], item.expected,
-                         time.monotonic() - item.t0, detail=why)
+                         time.monotonic() - item.t0, detail=why, infra=why)
 
     def _assemble(self, item: _Item, reply: dict) -> JobResult:
         label, cap = item.job.label, self.config.detail_chars
