@@ -267,7 +267,9 @@ class Sandbox:
                     worker.kill()  # its protocol state is unknown
                     worker = None
                 _settle(item, self._failed(item, "killed", f"sandbox error: {type(e).__name__}: {e}", "worker"))
-            item.slot = None
+            with item.batch.lock:
+                if item.slot == slot:  # not yet taken again from the slow lane by another dispatcher
+                    item.slot = None
         if worker is not None:
             worker.close()
         self._alive[slot] = False
@@ -459,11 +461,9 @@ class Sandbox:
             if batch.cut:
                 return
             batch.cut = True
+            left = [(item, item.slot) for item in batch.items if item.result is None]
         n = 0
-        for item in batch.items:
-            if item.result is not None:
-                continue
-            slot = item.slot
+        for item, slot in left:
             n += 1
             _settle(item, JobResult([TestOutcome("timeout", 0.0, CUT) for _ in range(item.expected)], item.expected,
                                     time.monotonic() - item.t0, detail=CUT, infra="deadline"))
@@ -522,6 +522,8 @@ class Sandbox:
         self._lanes.stop(len(self._threads))
         for t in self._threads:
             t.join(timeout=2 * max(self.config.job_timeout_s, self.config.time_cap_s) + 30)
+        for item in self._lanes.drain():  # requeued for a rerun by a job that was running at close
+            _settle(item, self._failed(item, "killed", "sandbox closed before the job ran", "closed"))
         if self._tmp is not None:
             self._tmp.cleanup()
         for fds in self._wakes:
