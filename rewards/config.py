@@ -42,8 +42,9 @@ class SandboxConfig(_Section):
     time_floor_s: float = Field(1.0, gt=0, le=60, description="...but at least this many seconds...")
     time_cap_s: float = Field(20.0, gt=0, le=60, description="...and at most this many.")
     probe_s: float = Field(0.5, ge=0, le=60, description="A job's first run caps its per-test limit here (or at twice "
-                                                         "ref_time_s); a job that exceeds it runs again with its full "
-                                                         "limits after the jobs that did not (0 = off).")
+                                                         "ref_time_s) when that is at most a quarter of the limit; a job "
+                                                         "that exceeds it runs again with its full limits after the jobs "
+                                                         "that did not (0 = off).")
     cpu_time_s: int = Field(10, ge=1, le=600, description="RLIMIT_CPU per job child, in CPU-seconds.")
     memory_mb: int = Field(1024, ge=64, le=65536, description="RLIMIT_AS per job child (address space), MiB.")
     max_file_size_mb: int = Field(16, ge=1, le=4096, description="RLIMIT_FSIZE: largest file a job may write.")

@@ -493,13 +493,14 @@ def test_time_limits_come_from_the_label():
     cfg = SandboxConfig(test_timeout_s=4.0, job_timeout_s=20.0, probe_s=0.5)
     assert time_limits(ADD, cfg) == (4.0, 20.0, 0.5)  # no data: the documented default
     verified = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 0.01})
-    assert time_limits(verified, cfg) == (1.0, 20.0, 0.5)  # the floor
+    assert time_limits(verified, cfg) == (1.0, 20.0, 0.0)  # the floor; a limit that tight needs no probe
     heavy = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 4.6})
-    assert time_limits(heavy, cfg) == (18.4, 36.8, 9.2)  # 4 x the reference; the job fits two such tests
+    assert time_limits(heavy, cfg) == (18.4, 36.8, 0.0)  # 4 x the reference; the job fits two such tests
+    assert time_limits(verified, cfg.model_copy(update={"probe_s": 0.2, "time_floor_s": 2.0}))[2] == 0.2
     huge = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 30.0})
     assert time_limits(huge, cfg)[0] == 20.0  # the cap
     given = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 0.01, "time_limit_s": 0.3})
-    assert time_limits(given, cfg) == (0.3, 20.0, 0.0)  # the dataset's own limit wins; a probe would not be shorter
+    assert time_limits(given, cfg) == (0.3, 20.0, 0.0)  # the dataset's own limit wins; no probe would be short enough
     assert time_limits(ADD, cfg.model_copy(update={"probe_s": 0.0}))[2] == 0.0
 
 
