@@ -131,6 +131,7 @@ def run_sequence(url: str, data: Path, n: int, name: str, which: str = "all") ->
                "seconds": round(seconds, 2), "right": len(right),
                "right_lost": sum(scores[i] < 1.0 for i in right),
                "cut": int(sum(cut)), "hangs_cut": sum(cut[i] for i, k in enumerate(kinds) if k == "hang"),
+               "load": round(os.getloadavg()[0], 1),
                "heavy_right_kept": (f"{sum(scores[i] == 1.0 for i, k in enumerate(kinds) if k == 'heavy_right')}"
                                     f"/{kinds.count('heavy_right')}") if heavy else "-"}
         out.append(row)
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                 proc.terminate()
                 proc.wait(30)
     cols = ("labels", "batch", "hangs", "seconds", "x_first_0%", "right", "right_lost", "cut", "hangs_cut",
-            "heavy_right_kept")
+            "heavy_right_kept", "load")
     print("\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
     for r in rows:
         print("| " + " | ".join(str(r[c]) for c in cols) + " |")
