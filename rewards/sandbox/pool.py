@@ -180,10 +180,7 @@ class Sandbox:
         self.warnings: list[str] = []
         self._lanes = _Lanes()
         self._seq = itertools.count(1)  # names a job to its worker, so that an abort reaches only that job
-        self._wakes = [os.pipe() for _ in range(self.config.workers)]  # tells a dispatcher its job was cut
-        for r, w in self._wakes:
-            os.set_blocking(r, False)
-            os.set_blocking(w, False)
+        self._wakes: list[tuple[int, int]] = []  # per slot: tells its dispatcher that its job was cut
         self._threads: list[threading.Thread] = []
         self._alive = [False] * self.config.workers
         self._lock = threading.Lock()
@@ -211,6 +208,7 @@ class Sandbox:
                 return
             self.mode, self.warnings = isolation.resolve_mode(self.config.isolation, self.config.tmp_size_mb)
             self._tmp = tempfile.TemporaryDirectory(prefix="coderl-sandbox-")
+            self._wakes = [os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC) for _ in range(self.config.workers)]
             ready = [threading.Event() for _ in range(self.config.workers)]
             errors: list[str] = []
             for slot in range(self.config.workers):
