@@ -236,6 +236,10 @@ def score(scorer: Scorer, runner: Sandbox, queries: Sequence[str], prompts: Sequ
     prepared = scorer.prepare(queries, prompts, labels)
     positions, jobs = scorer.jobs(prepared)
     results = runner.run(jobs, deadline_s) if jobs else []
+    cut = sum(r.infra == "deadline" for r in results)
+    if cut:
+        log.warning("deadline (%.1fs) passed: %d of %d jobs cut; they get the cut reward, not a verdict",
+                    deadline_s, cut, len(jobs))
     return scorer.finish(prepared, positions, results)
 
 

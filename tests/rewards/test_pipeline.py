@@ -47,7 +47,7 @@ def test_ascore_past_its_deadline_scores_missed_jobs_as_failed():
     assert ran and all(b.status == "deadline" and b.score == 0.0 for b in ran)
 
 
-def test_score_in_process_gets_the_lanes_and_the_deadline():
+def test_score_in_process_gets_the_lanes_and_the_deadline(caplog):
     """pipeline.score (TRL, verl) shares the pool: right and CPU-heavy honest programs keep their verdicts
     among more hangs than workers, and a deadline cuts what is left, reported as such."""
     from tests.support import label_json, think
@@ -66,4 +66,5 @@ def test_score_in_process_gets_the_lanes_and_the_deadline():
         cut = score(scorer, sb, [think(f"{hang}\n# again {i}") for i in range(5)] + [think(good + "\n# again")],
                     None, labels[:6], deadline_s=0.6)
     assert [b.status for b in cut] == ["deadline"] * 5 + ["passed"]
+    assert "5 of 6 jobs cut" in caplog.text
     assert [b.reward for b in cut[:5]] == pytest.approx([cut[5].reward] * 5)  # neutral within the prompt
