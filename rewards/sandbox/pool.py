@@ -313,11 +313,14 @@ class Sandbox:
             sent.popitem(last=False)
         if reply is not None and reply.get("aborted"):
             self._stats["aborted"] += 1
-        if reply is not None and probe and reply.get("exceeded") is not None and "results" in reply \
-                and reply.get("clean", True) and not batch.cut:
+        if reply is not None and probe and reply.get("exceeded") is not None and "results" in reply and not batch.cut:
             item.probe = 0.0  # needs more than the probe: again from the start, with its full limits
             self._stats["slow_lane"] += 1
             self._lanes.put([item], slow=True)
+            if not reply.get("clean", True):  # what the run left could not be cleaned: a fresh worker next
+                worker.kill()
+                self._stats["worker_restarts"] += 1
+                return None
             return worker
         if reply is None or "error" in reply or "results" not in reply or not reply.get("clean", True):
             why = ("sandbox worker died" if reply is None and worker.alive() is False else
