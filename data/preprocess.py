@@ -21,14 +21,25 @@ if __package__ in (None, "") and importlib.util.find_spec("coderl") is None:
     # links its folders as the package.
     sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from coderl.data import formats, io, prompting, writers
-from coderl.data.formats import CellError, Problem, RowContext, Skip
-from coderl.data.stats import RunStats, summary
-from coderl.rewards.labels import Label, LabelError, parse_label
+from coderl.rewards.errors import missing_dependency
+
+try:
+    from coderl.data import formats, io, prompting, writers
+    from coderl.data.formats import CellError, Problem, RowContext, Skip
+    from coderl.data.stats import RunStats, summary
+    from coderl.rewards.labels import Label, LabelError, parse_label
+except ModuleNotFoundError as _e:
+    if (_e.name or "coderl").startswith("coderl"):
+        raise
+    sys.exit(missing_dependency(_e))
+
+
+class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The docstring as written, and every option's default."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=_Help)
     p.add_argument("--input_dir", required=True, help="A parquet file, or a directory searched recursively.")
     p.add_argument("--output_dir", required=True,
                    help="Gets train/test.jsonl (train/test.parquet for verl) and stats.json, atomically.")
@@ -55,8 +66,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Per-problem limit for --verify (all of a reference's tests; CodeRM rows can have hundreds).")
     p.add_argument("--verify_batch", type=int, default=256, help="Problems per sandbox call in --verify.")
     p.add_argument("--on_error", choices=("stop", "skip"), default="stop",
-                   help="Bad cell or corrupt file: stop with an error (default) or skip and count it.")
+                   help="Bad cell or corrupt file: stop with an error, or skip and count it.")
     p.add_argument("--batch_size", type=int, default=64, help="Parquet rows per record batch read.")
+    p.add_argument("--tokenizer", default=None,
+                   help="The training model's tokenizer directory: measures each prompt under its chat template "
+                        "as OpenRLHF does (stats.json prompt_tokens).")
+    p.add_argument("--max_prompt_tokens", type=int, default=None,
+                   help="Token budget of a prompt (the trainer's PROMPT_MAX_LEN; needs --tokenizer): a longer "
+                        "prompt is truncated in training, matches no problem and scores 0.")
+    p.add_argument("--over_budget", choices=("drop", "report"), default="drop",
+                   help="Prompts over --max_prompt_tokens: drop them (dropped.prompt_too_long), or keep them "
+                        "and only count them.")
     p.add_argument("--no_progress", action="store_true", help="No progress bars (off anyway when not a tty).")
     return p
 
@@ -79,6 +99,11 @@ class Run:
         self.pending: list[tuple[Problem, object]] = []
         self.verifier = None
         self.progress = not args.no_progress and sys.stderr.isatty()
+        self.tokenizer = None
+        if args.tokenizer:
+            from coderl.data.prompt_budget import load_tokenizer
+
+            self.tokenizer = load_tokenizer(args.tokenizer)
 
     def inputs(self) -> list[tuple]:
         files = io.list_input_files(self.args.input_dir, self.args.input_glob)
@@ -143,6 +168,9 @@ class Run:
             bar.close()
             self.vbar.close()
             d = self.stats.to_dict({k: v for k, v in vars(a).items()})
+            if self.tokenizer is not None:
+                d["prompt_tokens"] = self.stats.prompt_tokens_dict(a.tokenizer, a.max_prompt_tokens,
+                                                                   a.over_budget)
             d["output"] = {"format": a.output_format, "files": names}
             if self.verifier is not None:
                 d["verify"] = {"enabled": True, **dict(self.verifier.stats),
@@ -208,6 +236,23 @@ class Run:
                 return
             self._write(res, mod, norm, f, row_idx)
 
+    def _within_budget(self, messages: list[dict], f, row_idx: int) -> bool:
+        """Measure the prompt as the trainer will; False when it is over budget and gets dropped."""
+        from coderl.data.prompt_budget import prompt_lengths
+
+        a = self.args
+        n = prompt_lengths(self.tokenizer, [messages])[0]
+        self.stats.prompt_tokens.append(n)
+        if a.max_prompt_tokens is None or n <= a.max_prompt_tokens:
+            return True
+        self.stats.prompts_over += 1
+        self.stats.note_error(f"file {f}, row {row_idx}: prompt has {n} tokens, over --max_prompt_tokens "
+                              f"{a.max_prompt_tokens}" + (" (dropped)" if a.over_budget == "drop" else " (kept)"))
+        if a.over_budget == "drop":
+            self.stats.dropped["prompt_too_long"] += 1
+            return False
+        return True
+
     def _write(self, p: Problem, mod, norm: str, f, row_idx: int) -> None:
         a = self.args
         tests = p.tests
@@ -230,6 +275,8 @@ class Run:
             return
         split = split_of(norm, a.seed, a.test_ratio)
         messages = [{"role": "system", "content": self.system.text}, {"role": "user", "content": p.user}]
+        if self.tokenizer is not None and not self._within_budget(messages, f, row_idx):
+            return
         label_json = json.dumps(label_dict, ensure_ascii=False, sort_keys=True)  # == label.to_json()
         self.rows.write(split, messages, label_json, label.source, label.source_id)
         self.stats.rows_written += 1
@@ -245,6 +292,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.workers < 1:
         print("error: --workers must be at least 1", file=sys.stderr)
+        return 2
+    if args.max_prompt_tokens is not None and (args.max_prompt_tokens < 1 or not args.tokenizer):
+        print("error: --max_prompt_tokens needs a positive budget and --tokenizer (the training model's "
+              "tokenizer directory: prompts are measured under its chat template)", file=sys.stderr)
         return 2
     if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
         print(f"error: --output_dir {args.output_dir} exists and is not a directory", file=sys.stderr)

@@ -24,10 +24,19 @@ class RunStats:
     tests_per_row: list = field(default_factory=list)
     tests_truncated: int = 0
     verify: dict | None = None
+    prompt_tokens: list = field(default_factory=list)  # per written-or-dropped prompt, when --tokenizer
+    prompts_over: int = 0
 
     def note_error(self, msg: str) -> None:
         if len(self.errors_sample) < 20:
             self.errors_sample.append(msg)
+
+    def prompt_tokens_dict(self, tokenizer: str, budget: int | None, policy: str) -> dict:
+        """stats.json `prompt_tokens`: the prompts measured under the tokenizer's chat template."""
+        t = self.prompt_tokens
+        return {"tokenizer": tokenizer, "max_prompt_tokens": budget, "over_budget": policy,
+                "measured": len(t), "over": self.prompts_over, "min": min(t, default=0), "max": max(t, default=0),
+                "mean": round(sum(t) / len(t), 1) if t else 0.0}
 
     def to_dict(self, args: dict) -> dict:
         elapsed = time.monotonic() - self.started
@@ -78,6 +87,16 @@ def summary(d: dict, out_dir: str) -> str:
         lines.append(f"  verify: {v.get('problems_checked', 0)} checked, {v.get('problems_kept', 0)} kept, "
                      f"{v.get('problems_dropped', 0)} dropped (no test passed), "
                      f"{v.get('tests_dropped', 0)} tests dropped; failing cases by status {v.get('failed_statuses')}")
+    pt = d.get("prompt_tokens")
+    if pt:
+        budget = pt["max_prompt_tokens"]
+        line = f"  prompt tokens ({pt['tokenizer']}): min {pt['min']}, mean {pt['mean']}, max {pt['max']}"
+        if budget is not None:
+            line += f"; {pt['over']} over {budget}: " + (
+                "dropped" if pt["over_budget"] == "drop" else
+                "KEPT (--over_budget report): the trainer truncates them and they score 0 unless its "
+                "PROMPT_MAX_LEN is raised")
+        lines.append(line)
     if d["files_skipped"]:
         lines.append(f"  files skipped: {len(d['files_skipped'])} (see stats.json)")
     out = d.get("output") or {"format": "openrlhf", "files": ["train.jsonl", "test.jsonl"]}

@@ -5,7 +5,8 @@ humaneval check-assert, stdio/call pair), but a label can only hold whole entrie
   unittest  -- a module is kept only if every one of its test methods passes (a module with no methods
                is dropped: it tests nothing);
   humaneval -- failing top-level asserts are cut out of check() (by source line range);
-  assert / stdio / call -- each failing entry is dropped.
+  assert / stdio / call -- each failing entry is dropped (and an assert entry that can verify nothing,
+               `assert True`: it is no test case, rewards/sandbox/plan.py is_case).
 A problem is dropped when no test survives, and when its schema has a reference column but the row's
 reference is empty. Problems from schemas without references (verl) are kept unverified and counted.
 A kept problem records its reference's slowest passing test case (TestOutcome.runtime_s, in the sandbox) as
@@ -67,7 +68,9 @@ class Verifier:
         passed = [o.runtime_s for o in res.outcomes if o.status == "passed"]
         if p.format == "humaneval":
             failing = [k for k, s in enumerate(statuses[:sizes[0]]) if s != "passed"]
-            if not failing:
+            if not sizes[0]:  # no assert of check() can depend on the program: it tests nothing
+                kept = []
+            elif not failing:
                 kept = p.tests
             else:
                 program = drop_check_asserts(p.tests[0], failing) if len(failing) < sizes[0] else None
@@ -91,8 +94,8 @@ class Verifier:
         return p
 
     def _case_counts(self, label: Label) -> list[int]:
-        if label.format == "unittest":
-            return [self.count_tests(Label(format="unittest", tests=(t,))) for t in label.tests]
+        if label.format in ("unittest", "assert"):  # an assert test that checks nothing is no case (plan.is_case)
+            return [self.count_tests(Label(format=label.format, tests=(t,))) for t in label.tests]
         if label.format == "humaneval":
             return [self.count_tests(label)]
         return [1] * len(label.tests)

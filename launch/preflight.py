@@ -5,8 +5,9 @@
     python -m coderl.launch.preflight check --data D --reward_url U --gpus 4 --model M -- <OpenRLHF flags>
     python -m coderl.launch.preflight estimate --model Qwen/Qwen2.5-7B-Instruct --gpus 4  # model states only
 
-Every failure prints one `[preflight] FAIL <check>: <what is wrong and what to do>` line and exits with
-the check's own code (EXIT_CODES below), so scripts and tests can tell them apart.
+`check` runs every check, then reports: each failure prints one `[preflight] FAIL <check>: <what is wrong
+and what to do>` line, and the exit code is the first failing check's own (EXIT_CODES below), so scripts
+and tests can tell them apart while a new set-up sees all its problems in one run.
 """
 
 from __future__ import annotations
@@ -55,8 +56,9 @@ EXIT_CODES = {
     "ds_config": 19,
     "knobs": 20,
     "vllm": 21,
+    "prompts": 22,
 }
-CHECKS = ("knobs", "data", "openrlhf", "vllm", "server", "gpus", "memory")
+CHECKS = ("knobs", "data", "prompts", "openrlhf", "vllm", "server", "gpus", "memory")
 # vLLM releases OpenRLHF 0.5.7's engine code runs with (patches/0003 header: it targets 0.6.x-0.7.x;
 # setup_env.sh pins 0.6.0); the branches inside that range are read from the patched source itself.
 SUPPORTED_VLLM = ">=0.6.0,<0.8"
@@ -289,13 +291,15 @@ def _http(url: str, body: dict | None, timeout: float) -> dict:
         return json.loads(r.read())
 
 
-def check_server(a, _flags) -> str:
+def check_server(a, flags: dict) -> str:
     health = _health_url(a.reward_url)
     try:
         port = urllib.parse.urlsplit(a.reward_url).port or 80
     except ValueError:
         raise PreflightError("server", f"REWARD_URL={a.reward_url} has no valid port", "server_unreachable") from None
     hint = f"start it in another terminal: python rewards/reward_server.py --data_path {a.data} --port {port}"
+    if isinstance(flags.get("save_path"), str):  # the run's per-batch reward components, beside its logs
+        hint += f" --reward_log {Path(flags['save_path']).parent / 'logs' / 'rewards.jsonl'}"
     try:
         h = _http(health, None, a.server_timeout_s)
     except urllib.error.HTTPError as e:
@@ -310,6 +314,8 @@ def check_server(a, _flags) -> str:
     if not h.get("ready"):
         raise PreflightError("server", f"{health} answers but is not ready: {h}", "server_mismatch")
     ds = h.get("dataset") or {}
+    if not Path(a.data).is_file():  # the data check has failed already; the server itself is up
+        return f"{health}: ready, {ds.get('rows')} rows of {ds.get('path')} (DATA missing here: not compared)"
     local = hashlib.sha256(Path(a.data).read_bytes()).hexdigest()
     if ds.get("sha256") != local:
         raise PreflightError("server", f"the reward server serves another data file: {ds.get('path')} "
@@ -371,28 +377,71 @@ def check_gpus(a, _flags) -> str:
     return f"{len(gpus)} visible: " + ", ".join(sorted({f'{n} {m:.0f} GiB' for n, m in gpus}))
 
 
+def data_prompt_lengths(a) -> tuple[list[int], str] | None:
+    """Tokens of each DATA prompt as OpenRLHF sees it (MODEL's chat template, data/prompt_budget.py), and the
+    tokenizer's path; None without a local tokenizer or data. Measured once, shared by `prompts` and `memory`."""
+    if hasattr(a, "_prompt_lengths"):
+        return a._prompt_lengths
+    a._prompt_lengths = None
+    local = Path(resolve_local(a.model))
+    if (local / "tokenizer_config.json").is_file() and Path(a.data).is_file():
+        from coderl.data.prompt_budget import load_tokenizer, prompt_lengths
+
+        convs = []
+        with open(a.data, encoding="utf-8") as f:
+            for line in f:
+                if a.plan_rows and len(convs) >= a.plan_rows:
+                    break
+                try:
+                    msgs = json.loads(line)["input"]
+                except (ValueError, KeyError, TypeError):
+                    continue  # blank or malformed: the data check names it
+                if isinstance(msgs, list):
+                    convs.append(msgs)
+        try:
+            a._prompt_lengths = prompt_lengths(load_tokenizer(str(local)), convs), str(local)
+        except Exception as e:  # a template that cannot render these rows: say so, plan without it
+            raise PreflightError("prompts", f"cannot render DATA's prompts with {local}'s chat template: {e}") \
+                from None
+    return a._prompt_lengths
+
+
+def check_prompts(a, flags: dict) -> str:
+    """Prompts longer than PROMPT_MAX_LEN are truncated by OpenRLHF, then match nothing at the reward server
+    and score the unmatched reward (0): a step without learning signal, so this fails the launch."""
+    cap = flag_int(flags, "prompt_max_len")
+    if not Path(a.data).is_file():
+        return "WARN not measured: no DATA file (the data check names it)"
+    measured = data_prompt_lengths(a)
+    if measured is None:
+        return (f"WARN not measured (no local tokenizer for MODEL={a.model}): a prompt longer than "
+                f"PROMPT_MAX_LEN={cap} tokens gets reward 0; python data/preprocess.py --max_prompt_tokens {cap} "
+                "--tokenizer MODEL_DIR drops such rows")
+    lengths, tok = measured
+    over = sum(n > cap for n in lengths)
+    longest = max(lengths, default=0)
+    if over:
+        raise PreflightError("prompts", (
+            f"{over} of {len(lengths)} prompts in {a.data} are longer than PROMPT_MAX_LEN={cap} tokens "
+            f"under {tok}'s chat template (longest {longest}): OpenRLHF truncates them, the reward server "
+            f"cannot match a truncated prompt, and every response to it gets reward 0. Raise PROMPT_MAX_LEN to "
+            f"{longest}, or drop them: python data/preprocess.py ... --max_prompt_tokens {cap} "
+            f"--tokenizer {tok}"))
+    return f"all {len(lengths)} prompts fit PROMPT_MAX_LEN={cap} (longest {longest} tokens)"
+
+
 def prompt_tokens(a, flags: dict) -> tuple[int, str]:
-    """Longest prompt of DATA (first plan_rows rows) under MODEL's chat template, capped by PROMPT_MAX_LEN:
-    the length micro batches are padded to. PROMPT_MAX_LEN itself when no tokenizer is at hand."""
+    """Longest prompt of DATA under MODEL's chat template, capped by PROMPT_MAX_LEN: the length micro
+    batches are padded to. PROMPT_MAX_LEN itself when no tokenizer is at hand."""
     cap = flag_int(flags, "prompt_max_len")
     if a.plan_prompt_tokens:
         return min(cap, a.plan_prompt_tokens), "PLAN_PROMPT_TOKENS"
-    local = Path(resolve_local(a.model))
-    if not (local / "tokenizer_config.json").is_file() or not Path(a.data).is_file():
+    measured = data_prompt_lengths(a)
+    if measured is None:
         return cap, f"PROMPT_MAX_LEN (no local tokenizer for {a.model}; PLAN_PROMPT_TOKENS=N sets it)"
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(str(local))
-    convs = []
-    with open(a.data, encoding="utf-8") as f:
-        for line in f:
-            if len(convs) >= a.plan_rows:
-                break
-            if line.strip():
-                convs.append(json.loads(line)["input"])
-    texts = [tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True) for c in convs]
-    longest = max((len(ids) for ids in tok(texts, add_special_tokens=False)["input_ids"]), default=0)
-    return min(cap, longest), f"longest of {len(convs)} prompts in DATA ({longest} tokens), capped at {cap}"
+    lengths = measured[0]
+    longest = max(lengths, default=0)
+    return min(cap, longest), f"longest of {len(lengths)} prompts in DATA ({longest} tokens), capped at {cap}"
 
 
 def build_launch(a, flags: dict, shape, params: int, gpu_gib: float) -> mem_plan.Launch:
@@ -449,9 +498,11 @@ def check_memory(a, flags: dict) -> str:
         total = (states + 2 * params) / GIB
         say(f"memory: {params / 1e9:.2f}B params ({psource}); {ssource}: DeepSpeed model states "
             f"{states / GIB:.1f} + reference {2 * params / GIB:.1f} = {total:.1f} GiB/GPU, activations not planned")
-        if smallest and total > a.max_gpu_fraction * smallest:
-            raise PreflightError("memory", f"model states need {total:.1f} GiB/GPU but the smallest GPU has "
-                                 f"{smallest:.0f} GiB: use more GPUs, Adam offload or a smaller model")
+        gpu_gib = smallest or a.plan_gpu_gib
+        if total > a.max_gpu_fraction * gpu_gib:
+            what = "the smallest GPU has" if smallest else "PLAN_GPU_GIB (no GPU visible) is"
+            raise PreflightError("memory", f"model states need {total:.1f} GiB/GPU but {what} {gpu_gib:.0f} GiB: "
+                                 "use more GPUs, Adam offload or a smaller model")
         return f"WARN plan incomplete: MODEL={a.model} has no config.json here (model states {total:.1f} GiB/GPU)"
     lc = build_launch(a, flags, shape, params, smallest or a.plan_gpu_gib)
     plan = mem_plan.plan(lc)
@@ -475,27 +526,32 @@ def check_memory(a, flags: dict) -> str:
             problems.append(f"PROMPT_MAX_LEN + GENERATE_MAX_LEN = {eng['max_model_len']} exceeds the model's "
                             f"max_position_embeddings {shape.max_positions} (vLLM refuses it)")
     gpu_need = act["peak_with_step_spike_gib"]
-    if smallest and gpu_need > a.max_gpu_fraction * smallest:
+    gpu_gib = smallest or a.plan_gpu_gib  # on a login node (DRY_RUN), the GPUs PLAN_GPU_GIB describes
+    gpu_what = "the smallest GPU has" if smallest else "PLAN_GPU_GIB (no GPU visible) is"
+    if gpu_need > a.max_gpu_fraction * gpu_gib:
         worst = max(act["phases"], key=act["phases"].get)
         hint = {"experience": "lower MICRO_ROLLOUT_BATCH_SIZE (the fp32 logits of a micro rollout dominate)",
                 "train": "lower MICRO_TRAIN_BATCH_SIZE", "generate": "lower MICRO_ROLLOUT_BATCH_SIZE or use vLLM",
                 "optimizer_step": "use more actor GPUs"}[worst]
         if not lc.adam_offload:
             hint = "enable Adam offload (offload_optimizer.device=cpu in DS_CONFIG), or " + hint
-        problems.append(f"an actor GPU needs {gpu_need:.1f} GiB (peak phase: {worst}) but the smallest GPU has "
-                        f"{smallest:.0f} GiB (limit {a.max_gpu_fraction:.0%}): {hint}")
-    ram = host_ram_gib(a.plan_host_gib)
-    if gpus and ram and plan["host_peak_gib"] > ram:
-        problems.append(f"the node needs {plan['host_peak_gib']:.0f} GiB of host RAM but has {ram:.0f} GiB: use "
-                        "more nodes, fewer GPU processes, or a smaller model")
+        problems.append(f"an actor GPU needs {gpu_need:.1f} GiB (peak phase: {worst}) but {gpu_what} "
+                        f"{gpu_gib:.0f} GiB (limit {a.max_gpu_fraction:.0%}): {hint}")
+    # This machine's RAM only counts where it is the training node (GPUs visible) or PLAN_HOST_GIB says.
+    ram = host_ram_gib(a.plan_host_gib) if gpus or a.plan_host_gib else None
+    ram_what = "PLAN_HOST_GIB is" if a.plan_host_gib else "the node has"
+    if ram and plan["host_peak_gib"] > ram:
+        problems.append(f"the node needs {plan['host_peak_gib']:.0f} GiB of host RAM but {ram_what} {ram:.0f} GiB: "
+                        "use more nodes, fewer GPU processes, or a smaller model")
     if problems:
         raise PreflightError("memory", "; ".join(problems))
-    if gpus and ram and plan["host_peak_gib"] > 0.9 * ram:
+    if ram and plan["host_peak_gib"] > 0.9 * ram:
         say(f"WARN host RAM {ram:.0f} GiB leaves < 10% above the planned {plan['host_peak_gib']:.0f} GiB")
     where = f"of {smallest:.0f} GiB" if smallest else f"(assumed {a.plan_gpu_gib:.0f} GiB GPUs, none visible)"
     return f"actor GPU {act['peak_gib']:.1f} GiB sustained / {gpu_need:.1f} GiB with the step upload {where}" \
            + (f", vLLM engine GPU {eng['peak_gib']:.1f} GiB" if eng else "") + \
-           f"; host {plan['host_peak_gib']:.0f} GiB" + (f" of {ram:.0f}" if gpus and ram else "")
+           f"; host {plan['host_peak_gib']:.0f} GiB" + (f" of {ram:.0f}" if ram else " (not checked: no GPU "
+                                                         "visible, PLAN_HOST_GIB unset)")
 
 
 def cmd_check(args, flag_words: list[str]) -> int:
@@ -504,19 +560,37 @@ def cmd_check(args, flag_words: list[str]) -> int:
     bad = skip - set(CHECKS)
     if bad:
         raise PreflightError("usage", f"unknown check(s) in --skip: {', '.join(sorted(bad))} (known: {', '.join(CHECKS)})")
-    funcs = {"knobs": check_knobs, "data": check_data, "openrlhf": check_openrlhf, "vllm": check_vllm,
-             "server": check_server, "gpus": check_gpus, "memory": check_memory}
+    funcs = {"knobs": check_knobs, "data": check_data, "prompts": check_prompts, "openrlhf": check_openrlhf,
+             "vllm": check_vllm, "server": check_server, "gpus": check_gpus, "memory": check_memory}
+    failed: list[PreflightError] = []
     for name in CHECKS:
         if name in skip:
             say(f"skip {name}")
             continue
-        result = funcs[name](args, flags)
+        try:
+            result = funcs[name](args, flags)
+        except PreflightError as err:
+            failed.append(err)
+            report_failure(err)
+            continue
+        except DeepSpeedMissing as err:
+            failed.append(PreflightError("memory", f"{err}; or skip this check: PREFLIGHT_SKIP=memory"))
+            report_failure(failed[-1])
+            continue
         if result.startswith("WARN "):
             say(f"warn {name}: {result[5:]}")
         else:
             say(f"ok   {name}: {result}")
+    if failed:
+        print(f"[preflight] {len(failed)} check(s) failed: {', '.join(e.check for e in failed)} (each FAIL line "
+              "above says what to do)", file=sys.stderr, flush=True)
+        return EXIT_CODES[failed[0].code]
     say("all checks passed" if not skip else f"checks passed (skipped: {', '.join(sorted(skip))})")
     return 0
+
+
+def report_failure(err: PreflightError) -> None:
+    print(f"[preflight] FAIL {err.check}: {err}", file=sys.stderr, flush=True)
 
 
 def cmd_estimate(args) -> int:
@@ -562,7 +636,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--plan_json", default=None, help="also write the memory plan here (JSON, atomic)")
     c.add_argument("--plan_prompt_tokens", type=int, default=None,
                    help="prompt length to plan for (default: longest prompt in DATA, or PROMPT_MAX_LEN)")
-    c.add_argument("--plan_rows", type=int, default=2000, help="DATA rows read to find the longest prompt")
+    c.add_argument("--plan_rows", type=int, default=0,
+                   help="DATA rows whose prompts are measured (0 = all: `prompts` counts every one over)")
     c.add_argument("--plan_gpu_gib", type=float, default=80.0, help="GPU size to plan for when none is visible")
     c.add_argument("--plan_host_gib", type=float, default=None, help="host RAM to check against (default: this one's)")
     e = sub.add_parser("estimate", help="print DeepSpeed's model-state table for a model and GPU count")
@@ -580,7 +655,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_check(args, flag_words)
         return cmd_estimate(args)
     except PreflightError as err:
-        print(f"[preflight] FAIL {err.check}: {err}", file=sys.stderr, flush=True)
+        report_failure(err)
         return EXIT_CODES[err.code]
     except DeepSpeedMissing as err:
         skip = "; or skip this check: PREFLIGHT_SKIP=memory" if args.cmd == "check" else ""

@@ -1,6 +1,11 @@
-"""DataError: bad input data (a parquet file, a training JSONL, a samples file)."""
+"""DataError: bad input data (a parquet file, a training JSONL, a samples file); the hint for a missing
+dependency of the command-line tools. Standard library only: the tools import this before anything else."""
 
 from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
 
 
 class DataError(ValueError):
@@ -14,3 +19,16 @@ class DataError(ValueError):
             f"row {row}" if row is not None else "",
             f"field {field!r}" if field else "") if p)
         super().__init__(f"{where}: {message}" if where else message)
+
+
+def missing_dependency(e: ModuleNotFoundError) -> str:
+    """`error: …` for a tool run by an interpreter without coderl's dependencies: most often the quickstart's
+    .venv is not active; say what to activate (or install)."""
+    root = Path(__file__).resolve().parents[1]
+    venv = root / ".venv"
+    here = Path.cwd()
+    rel = os.path.relpath(venv, here) if venv.is_relative_to(here) and here != Path("/") else str(venv)
+    fix = (f"activate the virtualenv the quickstart made: source {rel}/bin/activate (or run {rel}/bin/python)"
+           if (venv / "bin" / "python").exists() else
+           f"install them: bash {root}/scripts/quickstart.sh, or {sys.executable} -m pip install -e {root}")
+    return f"error: No module named {e.name!r}: {sys.executable} lacks coderl's dependencies; {fix}"

@@ -1,11 +1,11 @@
 """Where jobs run: one local Sandbox pool, or Ray actors each holding a warm Sandbox pool.
 
-Both executors share the batch logic, on the driver: identical jobs (same label, same normalised code) run
-once, deterministic results are kept across batches in a ResultCache (rewards/result_cache.py; GRPO
+Both executors share the batch logic, on the driver: identical jobs (same label, same code byte for byte)
+run once, each program's first verdict is kept across batches in a ResultCache (rewards/result_cache.py; GRPO
 resamples the same prompt many times), jobs are cut into chunks, and each chunk carries the batch deadline
 down to the pool, which cuts (and stops) what is unfinished when it passes: such results come back with
-JobResult.infra == "deadline", never cached. A chunk that does not answer even then (a lost Ray actor)
-comes back as None.
+JobResult.infra == "deadline", and the cache never keeps them. A chunk that does not answer even then (a
+lost Ray actor) comes back as None.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ log = logging.getLogger("coderl.reward_server")
 _LATE_S = 10.0  # how long past the deadline a chunk may take to bring back its cut results (a Ray round trip)
 
 def _failed(detail: str) -> JobResult:
-    return JobResult(outcomes=[], expected=0, detail=detail)
+    return JobResult(outcomes=[], expected=0, detail=detail, infra=detail)
 
 
 class BaseExecutor:
@@ -119,7 +119,7 @@ class BaseExecutor:
         async for part in parts:
             base = len(jobs)
             jobs.extend(part)
-            # Off the event loop: normalising and hashing a big batch's code takes tens of milliseconds.
+            # Off the event loop: hashing a big batch's code takes tens of milliseconds.
             res, new = await asyncio.to_thread(self._lookup, part, todo, base)
             results.extend(res)
             waiting.extend(new)
@@ -132,14 +132,14 @@ class BaseExecutor:
         missed = cut = infra = shared = 0
         for k, idx in todo.items():
             res = outs[k]
+            if self.result_cache is not None:  # a miss too: the key's first run, so it is never cached
+                self.result_cache.put(k, res)
             if res is None:
                 missed += len(idx)
                 continue
-            if res.infra:  # the sandbox decided it, not the program: never kept
+            if res.infra:  # the sandbox decided it, not the program
                 cut += len(idx) if res.infra == "deadline" else 0
                 infra += len(idx) if res.infra != "deadline" else 0
-            elif self.result_cache is not None:
-                self.result_cache.put(k, res)
             for n, i in enumerate(idx):
                 results[i] = res if n == 0 else replace(res, cached=True)
             shared += len(idx) - 1

@@ -12,32 +12,29 @@ scanners replaced (tests/rewards/extract_v1.py keeps them; tests/rewards/test_ex
 
 from __future__ import annotations
 
+import functools
 import re
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, get_args
 
 from coderl.rewards.syntax import parses
 
-# Tokens that end a response. Cutting at the first one drops EOS + right pads in one go; they are
-# special tokens, so a model cannot produce them as plain text through the tokenizer.
+# Tokens a tokenizer puts at the end of a response (EOS, end of turn, pads). They are removed only there, and
+# at the start: never by pattern inside the text, where the same characters written as plain text (a comment
+# saying "<|im_end|>", markup in a string) are part of what was written and graded.
 _END_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "<|end|>",
                "<｜end▁of▁sentence｜>", "<|finetune_right_pad_id|>")
-# `<|...|>` / `<｜...｜>` style special tokens (Qwen, Llama-3, Phi, DeepSeek); removed anywhere in a response.
-# Both alternatives are bounded ({1,48}), so the substitution is linear.
+# `<|...|>` / `<｜...｜>` style special tokens (Qwen, Llama-3, Phi, DeepSeek). Both alternatives are bounded
+# ({1,48}), so a run of them is matched in linear time.
 _PIPE_TOKEN = r"<\|[A-Za-z0-9_.:\-]{1,48}\|>|<｜[^｜<>\n]{1,48}｜>"
 _PIPE_TOKEN_RE = re.compile(_PIPE_TOKEN)
 # Left pads / BOS. `\s+` rather than `\s` inside the loop: one tight scan per whitespace run.
 _LEAD_PADS = r"\s+|" + _PIPE_TOKEN + r"|<s>|</s>|<pad>|<unk>|<bos>|\[PAD\]"
 _LEAD_PAD_RE = re.compile(f"(?:{_LEAD_PADS})+")
-# SentencePiece-style specials look like ordinary markup, so they are only stripped at the edges.
-# No token is a prefix, suffix or substring of another, so a run of them splits into tokens one way only.
+# SentencePiece-style specials that end (or pad) a response.
 _EDGE_TOKENS = ("<end_of_turn>", "</s>", "<s>", "<pad>", "<unk>", "<eos>", "<bos>", "[PAD]")
-_EDGE_CHARS = "".join(sorted(set("".join(_EDGE_TOKENS))))
-_EDGE_SPAN_RE = re.compile("[" + re.escape(_EDGE_CHARS) + r"\s]*")  # where an edge run can possibly reach
-_EDGE_MARKS = "".join(chr(1 + i) for i in range(len(_EDGE_TOKENS)))  # \x01.. never occur in such a span
-_EDGE_MARKED_RE = re.compile("[" + _EDGE_MARKS + r"\s]*")
 _WS_RUN_RE = re.compile(r"\s*")
 _NONWS_RE = re.compile(r"\S+")
 _ASCII_WS = bytes(c for c in range(128) if chr(c).isspace())
@@ -204,44 +201,30 @@ def after_prompt(query: str, prompt: str) -> str | None:
 
 # --------------------------------------------------------------------------------- response text
 
-def _edge_run(span: str, leading: bool) -> int:
-    """Length of the edge-token/whitespace run at the start (or end) of span, whose chars can all be in one."""
-    marked = span
-    for tok, mark in zip(_EDGE_TOKENS, _EDGE_MARKS, strict=True):
-        if tok in marked:
-            marked = marked.replace(tok, mark)
-    if leading:
-        run = marked[:_EDGE_MARKED_RE.match(marked).end()]
-    else:
-        run = marked[len(marked) - _EDGE_MARKED_RE.match(marked[::-1]).end():]
-    return len(run) + sum(run.count(m) * (len(t) - 1) for t, m in zip(_EDGE_TOKENS, _EDGE_MARKS, strict=True))
+@functools.lru_cache(maxsize=16)
+def _edge_res(special_tokens: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern]:
+    """(run at the start, run at the end of the reversed text) of whitespace, end/pad tokens and special tokens.
 
-
-def _strip_edges(text: str) -> str:
-    """text without the whitespace and edge tokens (<s>, <pad>, ...) at its start and end."""
-    n = len(text)
-    lead = _edge_run(text[:_EDGE_SPAN_RE.match(text).end()], True)
-    if lead == n:
-        return ""
-    tail_start = n - _EDGE_SPAN_RE.match(text[::-1]).end()
-    trail = _edge_run(text[tail_start:], False)
-    return text[lead:max(lead, n - trail)]
+    Possessive: a run is consumed token by token without backtracking, so matching is linear; longer tokens
+    are tried first, so no token is cut in two by a shorter one it ends or starts with."""
+    toks = sorted({t for t in (*_END_TOKENS, *_EDGE_TOKENS, *special_tokens) if t}, key=lambda t: (-len(t), t))
+    fwd = "|".join([r"\s++", _PIPE_TOKEN, *map(re.escape, toks)])
+    rev = "|".join([r"\s++", r"\|>[A-Za-z0-9_.:\-]{1,48}\|<", r"｜>[^｜<>\n]{1,48}｜<",  # _PIPE_TOKEN reversed
+                    *(re.escape(t[::-1]) for t in toks)])
+    return re.compile(f"(?:{fwd})*+"), re.compile(f"(?:{rev})*+")
 
 
 def clean_response(text: str, special_tokens: tuple[str, ...] = ()) -> str:
-    """The response without EOS, pads and other special tokens."""
-    cut = len(text)
-    for tok in _END_TOKENS:
-        i = text.find(tok, 0, cut + len(tok) - 1)
-        if 0 <= i < cut:
-            cut = i
-    text = text[:cut]
-    for tok in special_tokens:
-        if tok:
-            text = text.replace(tok, "")
-    if "<|" in text or "<｜" in text:
-        text = _PIPE_TOKEN_RE.sub("", text)
-    return _strip_edges(text)
+    """The response without the EOS, pads and special tokens a tokenizer puts at its ends (and whitespace there).
+
+    Only the runs at the two ends go: a decoded response is ``text + EOS + right pads``, and generation stops
+    at EOS, so an end marker or token-like text before the final run was written as plain text: it stays."""
+    lead_re, trail_re = _edge_res(tuple(special_tokens))
+    lead = lead_re.match(text).end()
+    if lead == len(text):
+        return ""
+    trail = trail_re.match(text[::-1]).end()
+    return text[lead:len(text) - trail]
 
 
 # ---------------------------------------------------------------------------------------------- code
@@ -252,7 +235,8 @@ MAX_FENCE_LINES = 1000
 _RUN_RE = {c: re.compile(re.escape(c) + "+") for c in "`~"}
 _INDENT_RE = re.compile(r"[ \t]*")
 _LANG_RE = re.compile(r"[ \t]*([\w+#.\-]*)")
-_THINK_GAP_RE = re.compile(r"</think>\s*<answer>")
+# Blanks and reasoning/answer tags before an opening fence on its line ("<answer>```python").
+_LINE_TAGS_RE = re.compile(r"(?:[ \t]*+</?(?:think|answer)>)*+[ \t]*+")
 _PY_LANGS = {"python", "py", "python3", "py3"}
 
 
@@ -278,57 +262,53 @@ def _fence_lines(text: str) -> tuple[list[tuple[int, int]], int]:
     return lines, n
 
 
-def _strict_blocks(text: str, lines: list[tuple[int, int]], limit: int) -> list[tuple[str, int, int]]:
-    """(language, body start, body end) of each block whose fences are on their own lines.
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block: the text from its opening fence run to the end of its closing run is opaque."""
 
-    Same blocks as ``^[ \\t]*(`{3,}|~{3,})[ \\t]*([\\w+#.\\-]*)[^\\n]*\\n(.*?)^[ \\t]*\\1[ \\t]*$`` (multiline,
-    dotall) over text[:limit], without its retries: an opening run of k fence chars closes at the first
-    later line that is exactly j of them (plus blanks) for the largest j <= k that has such a line.
-    """
-    m = len(lines)
-    opener: list[tuple[str, int, int] | None] = [None] * m
-    closer: list[tuple[str, int] | None] = [None] * m
-    for i, (ls, le) in enumerate(lines):
-        ind = _INDENT_RE.match(text, ls, le).end()
-        c = text[ind] if ind < le else ""
-        if c not in ("`", "~"):
+    lang: str  # the info string's first word, lower-cased
+    start: int  # the opening fence run
+    body: int  # body start (after the opening line)
+    body_end: int  # body end: the closing fence line's start, or the end of the text when it never closes
+    end: int  # just past the closing fence run (the end of the text when it never closes)
+    closed: bool
+
+
+def _scan_blocks(text: str) -> list[Block]:
+    """The fenced blocks of text, in one pass from its start over the lines holding ``` or ~~~.
+
+    Markdown's rule, line-based: outside a block, a line that starts (after blanks, and after <think> /
+    <answer> tags written before the fence on the same line) with 3+ backticks or tildes opens one (a
+    backtick fence's info string holds no backtick); inside, everything is opaque until a line that starts
+    (after blanks) with a run of the same character at least as long, followed by nothing, blanks or
+    markup ("```</answer>"); what follows the run on that line is text again. A block still open at the end
+    (a response cut off before its closing fence) ends with the text, marked closed=False."""
+    lines, _ = _fence_lines(text)  # past MAX_FENCE_LINES nothing opens or closes: a block open there runs on
+    blocks: list[Block] = []
+    opened: tuple[str, int, int, str, int] | None = None  # fence char, run length, run start, lang, body start
+    for ls, le in lines:
+        if opened is None:
+            p = _LINE_TAGS_RE.match(text, ls, le).end()
+            c = text[p] if p < le else ""
+            if c not in ("`", "~") or le >= len(text):  # an opening line needs its newline
+                continue
+            run_end = _RUN_RE[c].match(text, p, le).end()
+            if run_end - p < 3 or (c == "`" and text.find("`", run_end, le) >= 0):
+                continue
+            opened = (c, run_end - p, p, _LANG_RE.match(text, run_end, le).group(1).lower(), le + 1)
             continue
-        run_end = _RUN_RE[c].match(text, ind, le).end()
-        k = run_end - ind
-        if k < 3:
+        c, k, start, lang, body = opened
+        p = _INDENT_RE.match(text, ls, le).end()
+        if not text.startswith(c * 3, p, le):
             continue
-        if _INDENT_RE.match(text, run_end, le).end() == le:
-            closer[i] = (c, k)
-        if le < limit:  # an opening line needs its newline
-            opener[i] = (c, k, run_end)
-    lengths: dict[str, list[int]] = {"`": [], "~": []}  # distinct closing lengths on the lines after i
-    nearest: dict[tuple[str, int], int] = {}
-    target: list[tuple[int, int] | None] = [None] * m
-    for i in range(m - 1, -1, -1):
-        o = opener[i]
-        if o is not None:
-            found = lengths[o[0]]
-            x = bisect_right(found, o[1])
-            if x:
-                target[i] = (nearest[(o[0], found[x - 1])], found[x - 1])
-        cl = closer[i]
-        if cl is not None:
-            if cl not in nearest:
-                insort(lengths[cl[0]], cl[1])
-            nearest[cl] = i
-    blocks = []
-    i = 0
-    while i < m:
-        tg = target[i]
-        if tg is None:
-            i += 1
-            continue
-        close, j = tg
-        _, k, run_end = opener[i]  # type: ignore[misc]
-        le = lines[i][1]
-        lang = _LANG_RE.match(text, run_end, le).group(1) if j == k else ""
-        blocks.append((lang.lower(), le + 1, lines[close][0]))
-        i = close + 1
+        run_end = _RUN_RE[c].match(text, p, le).end()
+        rest = _INDENT_RE.match(text, run_end, le).end()
+        if run_end - p >= k and (rest == le or text[rest] == "<"):
+            blocks.append(Block(lang, start, body, ls, run_end, True))
+            opened = None
+    if opened is not None:
+        c, k, start, lang, body = opened
+        blocks.append(Block(lang, start, body, len(text), len(text), False))
     return blocks
 
 
@@ -383,58 +363,99 @@ def _loose_blocks(text: str, lines: list[tuple[int, int]], limit: int) -> list[t
     return blocks
 
 
-def _block_spans(text: str) -> list[tuple[str, int, int]]:
-    """(language, body start, body end) of every fenced block; fences not on their own line as a fallback."""
+def _loose_spans(text: str) -> list[tuple[str, int, int]]:
+    """(language, body start, body end) of blocks whose fences are not on their own lines (a fallback)."""
     lines, limit = _fence_lines(text)
-    if not lines:
-        return []
-    return _strict_blocks(text, lines, limit) or _loose_blocks(text, lines, limit)
+    return _loose_blocks(text, lines, limit) if lines else []
 
 
 def fenced_blocks(text: str) -> list[tuple[str, str]]:
-    """(language, body) of every fenced code block, in order; tolerant of fences not on their own line."""
-    return [(lang, text[a:b]) for lang, a, b in _block_spans(text)]
+    """(language, body) of every closed fenced code block, in order; fences not on their own line as a fallback."""
+    blocks = [(b.lang, text[b.body:b.body_end]) for b in _scan_blocks(text) if b.closed]
+    return blocks or [(lang, text[a:b]) for lang, a, b in _loose_spans(text)]
 
 
-def _from_blocks(text: str) -> str | None:
-    spans = _block_spans(text)
+class _Prose:
+    """Finds tags in the text outside fenced blocks (inside one, text is code: a tag there never counts)."""
+
+    def __init__(self, text: str, blocks: list[Block]) -> None:
+        self.text = text
+        self.spans = [(b.start, b.end) for b in blocks]
+        self.starts = [b.start for b in blocks]
+
+    def _block_at(self, i: int) -> int:
+        """Index of the block whose opaque span holds position i, or -1."""
+        j = bisect_right(self.starts, i) - 1
+        return j if j >= 0 and i < self.spans[j][1] else -1
+
+    def find(self, tag: str, lo: int, hi: int) -> int:
+        i = self.text.find(tag, lo, hi)
+        while i >= 0:
+            j = self._block_at(i)
+            if j < 0:
+                return i
+            i = self.text.find(tag, self.spans[j][1], hi)  # each block is skipped once: linear
+        return -1
+
+    def rfind(self, tag: str, lo: int, hi: int) -> int:
+        i = self.text.rfind(tag, lo, hi)
+        while i >= 0:
+            j = self._block_at(i)
+            if j < 0:
+                return i
+            i = self.text.rfind(tag, lo, self.spans[j][0])
+        return -1
+
+    def answer(self) -> tuple[int, int] | None:
+        """Content span of the last ``<answer>…</answer>`` pair, pairing forward from the start: an <answer>
+        opens at the first one after the previous pair, and closes at the first </answer> after it."""
+        n = len(self.text)
+        last_close = self.rfind("</answer>", 0, n)
+        last_open = self.rfind("<answer>", 0, last_close) if last_close > 0 else -1
+        if last_open < 0:
+            return None
+        prev_close = self.rfind("</answer>", 0, last_open)
+        first_open = self.find("<answer>", prev_close + len("</answer>") if prev_close >= 0 else 0, n)
+        return first_open + len("<answer>"), self.find("</answer>", last_open + len("<answer>"), n)
+
+
+@functools.lru_cache(maxsize=1024)
+def _definition_re(entry_point: str) -> re.Pattern:
+    """A line that binds the entry point: def, class, assignment, import. Textual, so linear; indentation
+    allowed (a method of a Solution class counts)."""
+    ep = re.escape(entry_point)
+    return re.compile(rf"^[ \t]*+(?:(?:async[ \t]+)?def[ \t]+{ep}\b|class[ \t]+{ep}\b|{ep}[ \t]*(?::[^\n=]*)?=(?!=)|"
+                      rf"(?:from[ \t][^\n]*)?import[ \t][^\n]*\b{ep}\b)", re.M)
+
+
+def _choose(text: str, blocks: list[Block], entry_point: str | None) -> Block | None:
+    """The block to grade: of the Python blocks (else of all), the last one; but when the label names an entry
+    point and that block does not bind it (an "example usage" or test block after the solution), the last
+    earlier one that does. Without an entry point (stdio: the program is a script) the last one.
+
+    A block cut off before its closing fence (the last one, when the response was truncated) is graded only
+    as a complete program: when it compiles. The text of a later block can only move the choice to an
+    earlier block that defines the program itself, never to prose or to a block that does not."""
+    cands = [b for b in blocks if b.lang in _PY_LANGS] or blocks
+    if cands and not cands[-1].closed and not parses(text[cands[-1].body:cands[-1].body_end]):
+        cands = cands[:-1]
+    if not cands or not entry_point:
+        return cands[-1] if cands else None
+    pattern = _definition_re(entry_point)
+    for b in reversed(cands):
+        if pattern.search(text, b.body, b.body_end):
+            return b
+    return cands[-1]
+
+
+def _loose_choice(text: str, lo: int, hi: int) -> str | None:
+    """The last Python (else last) block of text[lo:hi] with fences not on their own lines, or None."""
+    part = text[lo:hi]
+    spans = _loose_spans(part)
     for lang, a, b in reversed(spans):
         if lang in _PY_LANGS:
-            return text[a:b]
-    return text[spans[-1][1]:spans[-1][2]] if spans else None
-
-
-def _last_answer(text: str) -> str | None:
-    """Content of the last ``<answer>(.*?)</answer>`` match (dotall, scanning forward); None if there is none.
-
-    Matches pair the first <answer> after the previous match with the first </answer> after it, so the
-    last one opens at the first <answer> after the </answer> that precedes the last <answer> that
-    still has a </answer> after it.
-    """
-    last_close = text.rfind("</answer>")
-    if last_close < 0:
-        return None
-    last_open = text.rfind("<answer>", 0, last_close)
-    if last_open < 0:
-        return None
-    prev_close = text.rfind("</answer>", 0, last_open)
-    first_open = text.find("<answer>", prev_close + len("</answer>") if prev_close >= 0 else 0)
-    return text[first_open + len("<answer>"):text.find("</answer>", last_open + len("<answer>"))]
-
-
-def _think_answer_spans(text: str) -> tuple[int, int, int, int] | None:
-    """Spans of the two groups of ``\\A\\s*<think>(.*?)</think>\\s*<answer>(.*?)</answer>\\s*\\Z``, or None."""
-    body = text.lstrip()
-    start = len(text) - len(body)
-    if not body.startswith("<think>"):
-        return None
-    close = start + len(body.rstrip()) - len("</answer>")
-    if close < start or not text.startswith("</answer>", close):
-        return None
-    gap = _THINK_GAP_RE.search(text, start + len("<think>"))
-    if gap is None or gap.end() > close:
-        return None
-    return start + len("<think>"), gap.start(), gap.end(), close
+            return part[a:b]
+    return part[spans[-1][1]:spans[-1][2]] if spans else None
 
 
 @dataclass(frozen=True)
@@ -442,49 +463,92 @@ class Extracted:
     """The code found in a response and where it came from."""
 
     code: str | None  # None = nothing usable (a format failure, never an exception)
-    source: str  # "answer", "answer_block", "python_block", "block", "raw", "none"
+    # "answer", "answer_block", "python_block", "block", "truncated_block", "raw", "none"
+    source: str
 
 
-def extract_code(response: str) -> Extracted:
-    """Code from a response: <answer> (block inside or raw), last ```python block, last block, raw if it parses."""
-    inner = _last_answer(response)
-    if inner is not None:
-        code = _from_blocks(inner)
+def extract_code(response: str, entry_point: str | None = None) -> Extracted:
+    """The code to grade: one contiguous span of the response, exactly as written (docs/sandbox.md, "Extraction").
+
+    The structure is read once from the start (fenced blocks are opaque, so tags inside code never count):
+    the content of the last <answer> pair (its block, see _choose, or its raw text); else, after the
+    reasoning (the last </think>; nothing while a <think> that opens the response is unclosed) and after an
+    <answer> left open (a response cut off), the block _choose picks, a block with fences not on their own
+    lines, or the text itself when it compiles.
+    entry_point (the label's) tells a solution block from a block that only uses it."""
+    blocks = _scan_blocks(response)
+    prose = _Prose(response, blocks)
+    ans = prose.answer()
+    if ans is not None:
+        lo, hi = ans
+        inside = [b for b in blocks if lo <= b.start and b.end <= hi]
+        chosen = _choose(response, inside, entry_point) if inside else None
+        if chosen is not None:
+            return Extracted(response[chosen.body:chosen.body_end], "answer_block")
+        code = None if inside else _loose_choice(response, lo, hi)
         if code is not None:
             return Extracted(code, "answer_block")
+        inner = response[lo:hi]
         if inner.strip():
             return Extracted(inner.strip("\n"), "answer")
-    spans = _block_spans(response)
-    for lang, a, b in reversed(spans):
-        if lang in _PY_LANGS:
-            return Extracted(response[a:b], "python_block")
-    if spans:
-        return Extracted(response[spans[-1][1]:spans[-1][2]], "block")
-    if parses(response):
-        return Extracted(response.strip("\n"), "raw")
+    think_end = prose.rfind("</think>", 0, len(response))
+    if think_end >= 0:
+        lo = think_end + len("</think>")
+    elif response.lstrip().startswith("<think>"):
+        return Extracted(None, "none")  # cut off while reasoning: no final answer was written
+    else:
+        lo = 0
+    opened = prose.rfind("<answer>", lo, len(response))  # an answer cut off before its closing tag
+    if opened >= 0:
+        lo = opened + len("<answer>")
+    scope = [b for b in blocks if b.start >= lo]
+    chosen = _choose(response, scope, entry_point)
+    if chosen is not None:
+        source = ("truncated_block" if not chosen.closed else
+                  "python_block" if chosen.lang in _PY_LANGS else "block")
+        return Extracted(response[chosen.body:chosen.body_end], source)
+    if not scope:
+        code = _loose_choice(response, lo, len(response))
+        if code is not None:
+            return Extracted(code, "python_block")
+    rest = response[lo:]
+    if not scope and parses(rest):
+        return Extracted(rest.strip("\n"), "raw")
     return Extracted(None, "none")
 
 
 # What format_ok can check; a label's extra.answer_format or the server's answer_format picks one.
 AnswerFormat = Literal["think_answer", "code_block", "any"]
 ANSWER_FORMATS: tuple[str, ...] = get_args(AnswerFormat)
+_TAGS = ("<think>", "</think>", "<answer>", "</answer>")
+
+
+def _think_answer_ok(response: str, prose: _Prose) -> bool:
+    """``<think>…</think>`` then ``<answer>…</answer>`` and nothing else around them: exactly these four tags
+    outside code, in this order, with only whitespace before, between the two parts and after."""
+    start = len(response) - len(response.lstrip())
+    close = len(response.rstrip()) - len("</answer>")
+    if not response.startswith("<think>", start) or close < start or not response.startswith("</answer>", close):
+        return False
+    if prose.find("</answer>", close, close + len("</answer>")) != close:  # inside a block it is code, no tag
+        return False
+    think_end = prose.find("</think>", start + len("<think>"), close)
+    answer = prose.find("<answer>", think_end + len("</think>"), close) if think_end >= 0 else -1
+    if answer < 0 or response[think_end + len("</think>"):answer].strip():
+        return False
+    regions = ((start + len("<think>"), think_end), (answer + len("<answer>"), close))
+    return all(prose.find(tag, lo, hi) < 0 for lo, hi in regions for tag in _TAGS)
 
 
 def format_ok(response: str, answer_format: str, extracted: Extracted) -> bool:
     """Does the response follow the answer format the prompt asked for?
 
-    think_answer: exactly ``<think>…</think>`` then ``<answer>…</answer>`` (nothing else around them),
-    with code inside the answer. code_block: at least one fenced block. any: some code was found.
-    """
+    think_answer: exactly ``<think>…</think>`` then ``<answer>…</answer>`` (nothing else around them; tags
+    inside code blocks are code), with code inside the answer. code_block: at least one closed fenced block.
+    any: some code was found."""
     if answer_format == "think_answer":
-        spans = _think_answer_spans(response)
-        if spans is None:
-            return False
-        think_start, think_end, answer_start, answer_end = spans
-        if response.find("<think>", think_start, think_end) >= 0 or \
-                response.find("<answer>", answer_start, answer_end) >= 0:
-            return False
-        return extracted.source in ("answer", "answer_block")
+        prose = _Prose(response, _scan_blocks(response))
+        return _think_answer_ok(response, prose) and extracted.source in ("answer", "answer_block")
     if answer_format == "code_block":
-        return bool(_block_spans(response))
+        return bool(fenced_blocks(response))
     return extracted.code is not None

@@ -47,6 +47,9 @@ class Metrics:
                                   "Responses answered from the result cache or shared within a batch.",
                                   registry=r)
         self.unmatched = Counter("coderl_unmatched_prompts", "Queries whose problem was not found.", registry=r)
+        self.unmatched_rate = Gauge("coderl_unmatched_rate",
+                                    "Fraction of the last batch's queries whose problem was not found (reward: "
+                                    "unmatched_reward; truncated prompts end here).", registry=r)
         self.bad_labels = Counter("coderl_bad_labels", "Labels sent by the client that did not parse.",
                                   registry=r)
         self.no_code = Counter("coderl_no_code", "Responses without extractable code.", registry=r)
@@ -67,10 +70,11 @@ class Metrics:
         self.queries.inc(n)
         self.batch_size.observe(n)
         self.batch_latency.observe(seconds)
-        total = 0.0
+        total, unmatched = 0.0, 0
         for b in items:
             total += b.reward
             if b.status == "unmatched":
+                unmatched += 1
                 self.unmatched.inc()
             elif b.status == "no_code":
                 self.no_code.inc()
@@ -86,6 +90,7 @@ class Metrics:
                 self.cache_hits.inc()
         self.reward_sum.inc(total)
         if n:
+            self.unmatched_rate.set(unmatched / n)
             self.reward_mean.set(total / n)
             for c in COMPONENTS:
                 self.component_mean.labels(c).set(sum(getattr(b, c) for b in items) / n)

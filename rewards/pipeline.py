@@ -142,12 +142,12 @@ class Scorer:
             response = split.response if split is not None else strip_leading_pads(query)
         specials = self.index.special_tokens if self.index is not None else ()
         response = clean_response(response, specials)
-        extracted = extract_code(response)
+        extracted = extract_code(response, lab.entry_point)
         fmt = lab.extra.get("answer_format") if isinstance(lab.extra, dict) else None
         if fmt not in ANSWER_FORMATS:
             fmt = self.cfg.answer_format
-        # Raw code was only extracted because it parses: a 2 MB response is not compiled twice.
-        if extracted.code is None or extracted.source == "raw":
+        # Raw code and a truncated block were only extracted because they compile: not compiled twice.
+        if extracted.code is None or extracted.source in ("raw", "truncated_block"):
             syntax = extracted.code is not None
         else:
             syntax = parses(extracted.code) if check_syntax else None

@@ -29,17 +29,31 @@ if __package__ in (None, "") and importlib.util.find_spec("coderl") is None:
     # links its folders as the package.
     sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from coderl.rewards.errors import DataError, missing_dependency
 
-from coderl.rewards.code_reward import batch_means, openrlhf_answer
-from coderl.rewards.config import CoderlConfig, ConfigError, add_cli_flags, apply_cli_overrides, load_config
-from coderl.rewards.errors import DataError
-from coderl.rewards.metrics import Metrics
-from coderl.rewards.pipeline import Scorer, ascore
-from coderl.rewards.prompt_index import PromptIndex, describe
-from coderl.rewards.stepwise_json import loads as json_loads
+try:
+    from fastapi import FastAPI, HTTPException, Request
+    from fastapi.responses import JSONResponse, Response
+    from pydantic import BaseModel, Field
+
+    from coderl.rewards.code_reward import batch_means, openrlhf_answer
+    from coderl.rewards.config import (
+        DEFAULT_CONFIG_PATH,
+        CoderlConfig,
+        ConfigError,
+        add_cli_flags,
+        apply_cli_overrides,
+        load_config,
+    )
+    from coderl.rewards.metrics import Metrics
+    from coderl.rewards.pipeline import Scorer, ascore
+    from coderl.rewards.prompt_index import PromptIndex, describe
+    from coderl.rewards.reward_log import RewardLog
+    from coderl.rewards.stepwise_json import loads as json_loads
+except ModuleNotFoundError as _e:
+    if (_e.name or "coderl").startswith("coderl"):
+        raise
+    sys.exit(missing_dependency(_e))
 
 log = logging.getLogger("coderl.reward_server")
 
@@ -119,9 +133,13 @@ def _validate(data, cfg: CoderlConfig) -> tuple[list[str], list | None, list | N
     return q, extra[0], extra[1]
 
 
-def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer | None = None) -> FastAPI:
-    """The FastAPI app around a loaded index and a started executor (closed on shutdown)."""
+def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer | None = None,
+               reward_log: RewardLog | None = None) -> FastAPI:
+    """The FastAPI app around a loaded index and a started executor (both closed on shutdown, with the
+    reward log: the one given, else cfg.server.reward_log's)."""
     scorer = scorer or Scorer(cfg.reward, index)
+    if reward_log is None and cfg.server.reward_log:
+        reward_log = RewardLog(cfg.server.reward_log)
     metrics = Metrics()
     token = cfg.server.auth_token
     max_body = int(cfg.server.max_body_mb * 2**20)
@@ -132,6 +150,8 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
     async def lifespan(app: FastAPI):
         yield
         await asyncio.to_thread(executor.close)
+        if reward_log is not None:
+            reward_log.close()
 
     app = FastAPI(title="coderl reward server", version=_version(), lifespan=lifespan,
                   description="Unit-test rewards for OpenRLHF: POST /get_reward with {\"query\": [...]}.")
@@ -195,8 +215,18 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
             metrics.requests.labels("200").inc()
             state["batches"] += 1
             batch = state["batches"]
+        m = batch_means(items)
+        if reward_log is not None:
+            reward_log.write(batch, len(items), seconds, m)
+        if m["unmatched"] and m["unmatched"] >= cfg.server.unmatched_warn_rate:
+            log.warning("!!! batch %d: %d of %d queries (%.0f%%) matched no problem of %s and got reward %.3g: "
+                        "prompts longer than the trainer's --prompt_max_len are truncated and cannot match "
+                        "(run the launch preflight; raise PROMPT_MAX_LEN or drop them: data/preprocess.py "
+                        "--max_prompt_tokens), or the trainer reads another data file or chat template "
+                        "(--tokenizer). Sending labels avoids text matching (docs/integrations.md). !!!",
+                        batch, round(m["unmatched"] * len(items)), len(items), 100 * m["unmatched"], index.path,
+                        cfg.reward.unmatched_reward)
         if batch % cfg.server.log_every_n_batches == 0 or batch == 1:
-            m = batch_means(items)
             st = getattr(executor, "last_stats", {})
             log.info("batch %d: %d queries in %.2fs | reward %.3f pass %.3f format %.3f syntax %.3f "
                      "all_passed %.3f unmatched %.3f no_code %.3f timeout %.3f | executed %s cache_hits %s "
@@ -226,8 +256,10 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
 # ------------------------------------------------------------------------------------------- CLI
 
 def build_parser() -> argparse.ArgumentParser:
+    argv0 = sys.argv[0]
     p = argparse.ArgumentParser(
-        prog="python rewards/reward_server.py",
+        # `python rewards/reward_server.py` shows itself; the coderl-reward-server script its own name.
+        prog=f"python {argv0}" if argv0.endswith(".py") else os.path.basename(argv0),
         # Not argparse's list of all ~45 flags: a mistyped one would bury its one-line error under it.
         usage="%(prog)s --data_path TRAIN_JSONL [--port PORT] [--workers N] [option ...] (all options: --help)",
         description="coderl reward server: runs generated code against unit tests and answers OpenRLHF's "
@@ -282,6 +314,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    # A non-editable install reads the copy in site-packages: say which file this is.
+    source = args.config or (DEFAULT_CONFIG_PATH if DEFAULT_CONFIG_PATH.exists() else None)
+    log.info("config: %s", os.path.abspath(source) if source else
+             f"built-in defaults (no {DEFAULT_CONFIG_PATH})")
     s = cfg.server
     if not s.auth_token and os.environ.get("CODERL_AUTH_TOKEN"):
         cfg = cfg.model_copy(update={"server": s.model_copy(update={"auth_token": os.environ["CODERL_AUTH_TOKEN"]})})
@@ -301,9 +337,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     log.info(describe(index))
     if not _is_loopback(s.host) and not s.auth_token:
-        for _ in range(3):
-            log.warning("!!! listening on %s WITHOUT an auth token: anyone who can reach this port can make "
-                        "this machine run code. Set --auth_token or CODERL_AUTH_TOKEN. !!!", s.host)
+        log.warning("!!! listening on %s WITHOUT an auth token: anyone who can reach this port can make "
+                    "this machine run code. Set --auth_token or CODERL_AUTH_TOKEN. !!!", s.host)
+    try:
+        reward_log = RewardLog(s.reward_log) if s.reward_log else None
+    except OSError as e:
+        print(f"error: cannot write --reward_log {s.reward_log}: {e.strerror}", file=sys.stderr)
+        return 2
+    if reward_log is not None:
+        log.info("per-batch reward log: %s (plot: python -m coderl.rewards.reward_log %s)", reward_log.path,
+                 reward_log.path)
     from coderl.rewards.executors import make_executor
 
     executor = make_executor(cfg)
@@ -314,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     import uvicorn
 
-    app = create_app(cfg, index, executor)
+    app = create_app(cfg, index, executor, reward_log=reward_log)
 
     class _Server(uvicorn.Server):
         async def startup(self, sockets=None):

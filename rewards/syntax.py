@@ -1,14 +1,16 @@
-"""Does candidate code compile? ast.parse in-process for small code, in a helper interpreter for large code.
+"""Does candidate code compile? compile() in-process for small code, in a helper interpreter for large code.
 
-ast.parse is one C call that holds the GIL from start to end: ~2 µs per character on a CI core, so a
-2 MB response would freeze the reward server's event loop (and /health) for seconds. Code longer than
-INLINE_CHARS is parsed by a long-lived child interpreter instead; this thread waits on a pipe without
-the GIL. The child only parses (it never runs the code) and is restarted if it dies or overruns.
+Compile, not parse: code that parses can still fail to compile (`return` or `yield` outside a function,
+`nonlocal` at module level, a name both global and parameter), and the sandbox compiles it; such code
+earns no syntax component. compile() (like ast.parse, which it runs first) is one C call that holds
+the GIL from start to end: ~2 µs per character on a CI core, so a 2 MB response would freeze the reward
+server's event loop (and /health) for seconds. Code longer than INLINE_CHARS is compiled by a long-lived
+child interpreter instead; this thread waits on a pipe without the GIL. The child only compiles (it never
+runs the code) and is restarted if it dies or overruns.
 """
 
 from __future__ import annotations
 
-import ast
 import atexit
 import logging
 import re
@@ -16,11 +18,12 @@ import select
 import subprocess
 import sys
 import threading
+import warnings
 
 log = logging.getLogger("coderl.reward_server")
 
-INLINE_CHARS = 16_384  # ≈ 30 ms of ast.parse on a CI core; typical answers stay in-process
-TIMEOUT_S = 30.0  # a 2 MB program parses in ~5 s on a CI core; past this it counts as not parsing
+INLINE_CHARS = 16_384  # ≈ 30 ms of parsing on a CI core; typical answers stay in-process
+TIMEOUT_S = 30.0  # a 2 MB program parses in ~5 s on a CI core; past this it counts as not compiling
 _HELPER_MEMORY_BYTES = 4 << 30
 # Python rejects these outside string literals and comments (the other Unicode whitespace included), and
 # no statement starts with these; text showing either where no string or comment can have begun yet
@@ -28,9 +31,16 @@ _HELPER_MEMORY_BYTES = 4 << 30
 _NEVER_OUTSIDE_STRINGS_RE = re.compile(r"[`$?\x0b\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 _NEVER_STARTS = frozenset("<>|`$?!%&^=)]},;:/")
 _FIRST_LINE_CODE_END_RE = re.compile(r"""[\n\r'"#\\]""")
+# Generated code is parsed under this file name, and warnings from that name are ignored: a SyntaxWarning
+# ("invalid escape sequence", "'is' with a literal") of some model's answer is no news for the server's
+# stderr. A filter keyed on the name, installed once, is thread-safe, unlike catch_warnings per call.
+_FILENAME = "<coderl-candidate>"
+warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(_FILENAME) + r"\Z")
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=re.escape(_FILENAME) + r"\Z")
 
 _HELPER = f"""
-import ast, resource, sys
+import resource, sys, warnings
+warnings.simplefilter("ignore")
 resource.setrlimit(resource.RLIMIT_AS, ({_HELPER_MEMORY_BYTES}, {_HELPER_MEMORY_BYTES}))
 inp, out = sys.stdin.buffer, sys.stdout.buffer
 while True:
@@ -39,9 +49,9 @@ while True:
         break
     src = inp.read(int.from_bytes(head, "little")).decode("utf-8")
     try:
-        ast.parse(src)
+        compile(src, "<solution>", "exec", dont_inherit=True)
         ok = b"1"
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
         ok = b"0"
     del src
     out.write(ok)
@@ -50,7 +60,7 @@ while True:
 
 
 class _Helper:
-    """One child interpreter answering 'does this parse?' for one request at a time."""
+    """One child interpreter answering 'does this compile?' for one request at a time."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -94,7 +104,7 @@ atexit.register(_helper.close)
 
 
 def _surely_not_python(code: str) -> bool:
-    """Cheap proof that code cannot compile (False = no proof): ast.parse of garbage still costs O(len)."""
+    """Cheap proof that code cannot compile (False = no proof): compiling garbage still costs O(len)."""
     if "\x00" in code:
         return True
     first = code.lstrip()[:1]
@@ -113,11 +123,11 @@ def parses(code: str) -> bool:
             return False
         try:
             data = code.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: ast.parse fails on it the same way
+        except UnicodeEncodeError:  # a lone surrogate: compile() fails on it the same way
             return False
         return _helper.parses(data)
     try:
-        ast.parse(code)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        compile(code, _FILENAME, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
         return False
     return True

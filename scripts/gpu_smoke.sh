@@ -102,7 +102,8 @@ else result model FAIL "$(grep -v '^[[:space:]]*$' <<<"$out" | tail -1)"; MODEL_
 # 2.-4. need the small model.
 if [ "$MODEL_OK" = 1 ]; then
 # 2. The reward server on the user's data.
-"$TRAIN_PYTHON" "$ROOT/rewards/reward_server.py" --data_path "$DATA" --port "$PORT" >"$SMOKE_DIR/server.log" 2>&1 &
+"$TRAIN_PYTHON" "$ROOT/rewards/reward_server.py" --data_path "$DATA" --port "$PORT" \
+  --reward_log "$SMOKE_DIR/rewards.jsonl" >"$SMOKE_DIR/server.log" 2>&1 &
 SRV=$!
 up=0
 for _ in $(seq 60); do

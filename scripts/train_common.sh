@@ -38,7 +38,8 @@
 #   EXTRA_ARGS=                     appended verbatim to the OpenRLHF command (word-split)
 #   DRY_RUN=0                       1 = print the full command, run preflight without needing GPUs, exit
 #   SKIP_PREFLIGHT=0                1 = skip every check (DS_CONFIG is still read)
-#   PREFLIGHT_SKIP=                 comma list of checks to skip: knobs,data,openrlhf,vllm,server,gpus,memory
+#   PREFLIGHT_SKIP=                 comma list of checks to skip: knobs,data,prompts,openrlhf,vllm,server,gpus,
+#                                   memory (preflight runs every other check and reports all failures)
 #   LAUNCH_SLOT=0                   1..9 = a launch beside others on this node: slot N gets its own Ray ports,
 #                                   Ray temp dir and worker ports (Ray script) or MASTER_PORT (single node);
 #                                   give each launch its own SAVE_DIR (docs/setup_guide.md §4)
@@ -47,14 +48,16 @@
 #   PLAN_JSON=                      also write the plan (gpu_peak_gib, host_peak_gib, breakdown) to this file
 #   PLAN_PROMPT_TOKENS=             prompt length to plan for (default: the longest prompt in DATA under
 #                                   MODEL's chat template when MODEL is local, else PROMPT_MAX_LEN)
-#   PLAN_GPU_GIB=80                 GPU size to plan for when no GPU is visible (DRY_RUN on a login node)
-#   PLAN_HOST_GIB=                  host RAM to check the plan against (default: this machine's)
+#   PLAN_GPU_GIB=80                 GPU size the plan must fit when no GPU is visible (DRY_RUN on a login node)
+#   PLAN_HOST_GIB=                  host RAM the plan must fit (default: this machine's when it has GPUs)
 #
 # Preflight exit codes: 2 usage, 10 data missing, 11 data row invalid, 12 OpenRLHF not importable,
 # 13 OpenRLHF not patched, 14 flag unknown to OpenRLHF, 15 reward server unreachable, 16 reward server
 # serves another file / not ready / rejects the token, 17 not enough GPUs, 18 memory plan exceeds the
 # GPUs or the host, 19 DS_CONFIG invalid, 20 inconsistent batch/GPU/ZeRO knobs, 21 vLLM missing, outside
-# the supported versions or OpenRLHF's version checks unpatched. Otherwise the training job's exit code.
+# the supported versions or OpenRLHF's version checks unpatched, 22 prompts in DATA longer than
+# PROMPT_MAX_LEN (they would get reward 0). With several failures, the first one's code. Otherwise the
+# training job's exit code.
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 

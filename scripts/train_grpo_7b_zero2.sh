@@ -10,7 +10,8 @@
 # checkpointing, bf16, no flash-attn (PyTorch SDPA). Preflight prints the memory plan per GPU and host
 # (DRY_RUN=1, PLAN_JSON=path). Details: docs/setup_guide.md.
 #
-#   terminal 1:  python rewards/reward_server.py --data_path data_out/train.jsonl --port 5000
+#   terminal 1:  python rewards/reward_server.py --data_path data_out/train.jsonl --port 5000 \
+#                  --reward_log runs/grpo_7b_zero2/logs/rewards.jsonl   # per-batch reward components
 #   terminal 2:  bash scripts/train_grpo_7b_zero2.sh
 #                DRY_RUN=1 bash scripts/train_grpo_7b_zero2.sh   # checks (no GPU needed) + the command
 #

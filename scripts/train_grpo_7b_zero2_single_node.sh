@@ -8,7 +8,8 @@
 # loud warning states its cost; the Ray script uses vLLM). Use it when Ray is unavailable or to debug
 # without the Ray job layer; same knobs, same preflight and memory plan.
 #
-#   terminal 1:  python rewards/reward_server.py --data_path data_out/train.jsonl --port 5000
+#   terminal 1:  python rewards/reward_server.py --data_path data_out/train.jsonl --port 5000 \
+#                  --reward_log runs/grpo_7b_zero2/logs/rewards.jsonl   # per-batch reward components
 #   terminal 2:  bash scripts/train_grpo_7b_zero2_single_node.sh
 #
 # Launcher knobs (env vars):

@@ -466,6 +466,20 @@ def tiny_checkpoint(out_dir: Path) -> Path:
     return out_dir
 
 
+def openrlhf_preprocess_data(wheel: Path):
+    """OpenRLHF 0.5.7's prompt builder (datasets/prompts_dataset.py preprocess_data), loaded from the release
+    wheel: the reference for the prompt text training sees."""
+    import types
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as z:
+        name = next(n for n in z.namelist() if n.endswith("openrlhf/datasets/prompts_dataset.py"))
+        src = z.read(name).decode()
+    mod = types.ModuleType("openrlhf_prompts_dataset")
+    exec(compile(src, name, "exec"), mod.__dict__)
+    return mod.preprocess_data
+
+
 INTEGRATION_TASKS = ("HumanEval/0", "HumanEval/2")  # the HumanEval rows the trainer-integration tests use
 
 

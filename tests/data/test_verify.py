@@ -15,6 +15,7 @@ pytestmark = pytest.mark.timeout(180)
 CHECK = '''
 def check(candidate):
     x = 3
+    assert True, 'no case: it names nothing'
     assert candidate(1) == 2
     for i in range(3):
         assert candidate(i) == i + 1
@@ -26,7 +27,7 @@ def check(candidate):
 def test_drop_check_asserts_matches_sandbox_cases():
     kept = drop_check_asserts(CHECK, [2])
     assert "== 99" not in kept and "x = 3" in kept and "for i in range(3):" in kept
-    assert "assert candidate(0) == 1; y = 1" in kept
+    assert "assert candidate(0) == 1; y = 1" in kept and "assert True" in kept  # not a case, never cut
     assert "== i + 1" not in drop_check_asserts(CHECK, [1])  # a loop holding an assert is one case
     assert drop_check_asserts(CHECK, [3]) is None  # shares its line with another statement
     assert drop_check_asserts(CHECK, [7]) is None  # no such case
@@ -58,7 +59,7 @@ def test_verify_drops_failing_tests_and_problems(tmp_path):
 def test_verify_assert_stdio_call_and_missing_reference(tmp_path):
     mbpp = [
         {"task_id": 1, "text": "Square a number.", "code": "def sq(x):\n    return x * x\n",
-         "test_list": ["assert sq(2) == 4", "assert sq(3) == 10", "assert sq(0) == 0"],
+         "test_list": ["assert sq(2) == 4", "assert sq(3) == 10", "assert True", "assert sq(0) == 0"],
          "test_setup_code": "", "challenge_test_list": []},
         {"task_id": 2, "text": "Cube a number.", "code": None, "test_list": ["assert cube(2) == 8"],
          "test_setup_code": "", "challenge_test_list": []},

@@ -25,6 +25,7 @@ from tests.support import (
     out,
     patch_tree,
     run_train,
+    tiny_checkpoint,
     unpack_wheel,
     write_data,
 )
@@ -230,6 +231,7 @@ def test_reward_server_down(tmp_path, data):
     assert "reward server not reachable" in proc.stderr and "rewards/reward_server.py --data_path" in proc.stderr
     port = env["REWARD_URL"].rsplit(":", 1)[1].split("/")[0]
     assert f"--port {port}" in proc.stderr, "the hint starts the server where REWARD_URL points"
+    assert f"--reward_log {tmp_path / 'run' / 'logs' / 'rewards.jsonl'}" in proc.stderr, "its log beside the run"
     bad = run_train(RAY_SCRIPT, base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf", REWARD_URL="http://h:x/get_reward"))
     assert bad.returncode == 15 and "REWARD_URL=http://h:x/get_reward has no valid port" in bad.stderr, out(bad)
 
@@ -281,7 +283,62 @@ def test_memory_plan_host_ram_too_small(tmp_path, data):
                    PLAN_HOST_GIB="128", USE_VLLM="0")
     proc = run_train(RAY_SCRIPT, env)
     assert proc.returncode == 18, out(proc)
-    assert re.search(r"the node needs \d+ GiB of host RAM but has 128 GiB", proc.stderr), proc.stderr
+    assert re.search(r"the node needs \d+ GiB of host RAM but PLAN_HOST_GIB is 128 GiB", proc.stderr), proc.stderr
+
+
+def test_dry_run_memory_fit_against_plan_sizes(tmp_path, data):
+    """A login node (no GPU visible): the plan is compared with PLAN_GPU_GIB / PLAN_HOST_GIB, not waved through."""
+    env = base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf,server", USE_VLLM="0", PLAN_GPU_GIB="24",
+                   PLAN_HOST_GIB="16")
+    proc = run_train(RAY_SCRIPT, env)
+    assert proc.returncode == 18, out(proc)
+    check, msg = fail_of(proc)
+    assert check == "memory" and "PLAN_GPU_GIB (no GPU visible) is 24 GiB" in msg, msg
+    assert re.search(r"the node needs \d+ GiB of host RAM but PLAN_HOST_GIB is 16 GiB", msg), msg
+    assert "[preflight] warn gpus" in proc.stdout, "no GPU in a dry run stays a warning"
+
+
+def test_every_failure_is_reported_in_one_run(tmp_path, data):
+    """Four problems at once: each gets its FAIL line, a summary names them, the exit code is the first's."""
+    env = base_env(tmp_path, data, DATA=str(tmp_path / "nope.jsonl"), ROLLOUT_BATCH_SIZE="30")
+    proc = run_train(RAY_SCRIPT, env)
+    assert proc.returncode == 20, out(proc)
+    fails = [m.group(1) for m in re.finditer(r"\[preflight\] FAIL (\w+): ", proc.stderr)]
+    assert fails == ["knobs", "data", "openrlhf", "server"], out(proc)
+    assert "4 check(s) failed: knobs, data, openrlhf, server" in proc.stderr
+    assert "[preflight] ok   memory" in proc.stdout and "all checks passed" not in proc.stdout + proc.stderr
+    assert "[preflight] warn prompts: not measured: no DATA file" in proc.stdout
+
+
+@pytest.fixture(scope="module")
+def local_model(tmp_path_factory) -> Path:
+    return tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny")
+
+
+def test_prompts_longer_than_prompt_max_len_fail(tmp_path, local_model):
+    """A prompt over PROMPT_MAX_LEN (under the model's own chat template) would be truncated by OpenRLHF,
+    match nothing at the server and score 0: preflight counts them and names both fixes."""
+    long = "Write add(a, b). " + "Mind the edge cases of the inputs. " * 40
+    rows = write_data(tmp_path / "train.jsonl", [data_row(), data_row(long), data_row("Write sub(a, b).")])
+    from transformers import AutoTokenizer
+
+    from coderl.data.prompt_budget import prompt_lengths
+
+    lengths = prompt_lengths(AutoTokenizer.from_pretrained(local_model), [json.loads(r)["input"] for r in
+                                                                          rows.read_text().splitlines()])
+    cap = sorted(lengths)[1]  # the two short prompts fit exactly, the long one does not
+    env = base_env(tmp_path, rows, MODEL=str(local_model), PROMPT_MAX_LEN=str(cap),
+                   PREFLIGHT_SKIP="openrlhf,server,memory")
+    proc = run_train(RAY_SCRIPT, env)
+    assert proc.returncode == 22, out(proc)
+    check, msg = fail_of(proc)
+    assert check == "prompts" and f"1 of 3 prompts in {rows} are longer than PROMPT_MAX_LEN={cap}" in msg, msg
+    assert f"longest {max(lengths)}" in msg and f"Raise PROMPT_MAX_LEN to {max(lengths)}" in msg, msg
+    assert f"--max_prompt_tokens {cap} --tokenizer {local_model}" in msg, msg
+    env["PROMPT_MAX_LEN"] = str(max(lengths))
+    proc = run_train(RAY_SCRIPT, env)
+    assert proc.returncode == 0, out(proc)
+    assert f"ok   prompts: all 3 prompts fit PROMPT_MAX_LEN={max(lengths)}" in proc.stdout
 
 
 # ------------------------------------------------------------------------------ vLLM and layout

@@ -1,4 +1,4 @@
-"""rewards/extract.py: template splitting, special-token stripping, code extraction, format check."""
+"""rewards/extract.py: template splitting, end-token stripping, code extraction (one span as written), format check."""
 
 from __future__ import annotations
 
@@ -46,9 +46,52 @@ def test_clean_response_drops_eos_and_pads(tail):
     assert clean_response(block(CODE) + tail) == block(CODE)
 
 
-def test_clean_response_removes_stray_special_tokens_but_keeps_markup_in_code():
-    text = "```python\nprint('<s>bold</s>')<|im_start|>\n```"
-    assert clean_response(text) == "```python\nprint('<s>bold</s>')\n```"
+# Text a model can write as plain characters that looks like structure: special tokens, end markers, pads,
+# reasoning/answer tags, fences not at a line start. Inside the graded code each must stay as written and
+# must not change which span is graded.
+LOOKALIKES = ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "<｜end▁of▁sentence｜>",
+              "<s>", "</s>", "<pad>", "<end_of_turn>", "[PAD]", "<think>", "</think>", "<answer>", "</answer>",
+              "<answer></answer>", "</answer><answer>", "</think>\n<answer>", "x ```python", "~~ ~"]
+
+
+def _uses(tok: str) -> list[str]:
+    """Programs that hold tok: in a comment, a string literal, a triple-quoted string's own line."""
+    return [f"def f(x):\n    return x + 1  # {tok}\n", f"S = {tok!r}\ndef f(x):\n    return x + 1\n",
+            f'D = """\n{tok}\n"""\ndef f(x):\n    return x + 1\n']
+
+
+@pytest.mark.parametrize("tok", LOOKALIKES)
+def test_the_graded_code_is_the_final_answer_exactly_as_written(tok):
+    """Nothing inside the final answer's code is deleted or moves where the answer starts or ends; an earlier
+    draft (in the reasoning, or before the answer) is never graded instead."""
+    draft = "def f(x):\n    return 0\n"
+    for code in _uses(tok):
+        response = (f"<think>\nA draft:\n```python\n{draft}```\n</think>\n<answer>\n```python\n{code}```\n"
+                    "</answer>")
+        for tail in ("", "<|im_end|><|endoftext|><|endoftext|>", "</s><pad><pad>", "<|eot_id|>"):
+            cleaned = clean_response(response + tail)
+            assert cleaned == response, (tok, code)
+            e = extract_code(cleaned, "f")
+            assert (e.code, e.source) == (code, "answer_block"), (tok, code)
+            assert format_ok(cleaned, "think_answer", e), (tok, code)
+        block_only = f"Sure.\n```python\n{draft}```\nFinal:\n```python\n{code}```\n"
+        assert extract_code(clean_response(block_only + "<|im_end|>"), "f").code == code, (tok, code)
+
+
+@pytest.mark.parametrize("tok", LOOKALIKES)
+def test_clean_response_removes_tokens_only_at_the_ends(tok):
+    body = f"Here:\n```python\nprint('{tok}')  # {tok}\n```\nDone {tok} here."
+    for lead, tail in (("", ""), ("<s>", "</s>"), ("  <pad>", "<|im_end|><|endoftext|>"), ("\n", "<eos> \n")):
+        assert clean_response(lead + body + tail) == body
+    assert clean_response("<|im_end|>" * 3) == "" and clean_response("  ") == ""
+    # A tokenizer's own special tokens (passed in) likewise only at the ends.
+    assert clean_response("<tool>x<tool> y<tool>", ("<tool>",)) == "x<tool> y"
+
+
+def test_an_end_marker_written_inside_the_final_answer_does_not_cut_the_response():
+    final = "def f(x):\n    return x + 1  # ends with <|im_end|> and <|endoftext|>\n"
+    response = f"Draft:\n```python\ndef f(x):\n    return x\n```\nFinal:\n```python\n{final}```"
+    assert extract_code(clean_response(response + "<|im_end|>")).code == final
 
 
 def test_normalize_ignores_whitespace_differences():
@@ -105,3 +148,71 @@ def test_format_code_block_and_any():
     assert not format_ok(CODE, "code_block", extract_code(CODE))
     assert format_ok(CODE, "any", extract_code(CODE))
     assert not format_ok("no code here", "any", extract_code("no code here"))
+
+
+def test_a_solution_followed_by_example_usage_is_graded_on_the_solution():
+    sol = "def f(x):\n    return x + 1\n"
+    usages = ["print(f(1))\n", "assert f(1) == 2\nassert f(2) == 3\n", "x = f(3)\nprint(x)\n",
+              "if __name__ == '__main__':\n    print(f(1))\n"]
+    for usage in usages:
+        for lang in ("python", "py"):
+            text = f"Solution:\n```python\n{sol}```\nExample usage:\n```{lang}\n{usage}```\n"
+            assert extract_code(text, "f").code == sol, usage
+            assert extract_code(text).code == usage, usage  # no entry point (a stdio script): the last block
+            answer = f"<think>t</think>\n<answer>\n```python\n{sol}```\nUsage:\n```python\n{usage}```\n</answer>"
+            e = extract_code(answer, "f")
+            assert (e.code, e.source) == (sol, "answer_block") and format_ok(answer, "think_answer", e)
+    # Output shown in a plain block after the solution: the Python block is graded.
+    assert extract_code(f"```python\n{sol}```\nOutput:\n```\n2\n```", "f").code == sol
+
+
+def test_the_final_block_that_defines_the_program_is_graded_over_earlier_drafts():
+    first, final = "def f(x):\n    return 0\n", "def f(x):\n    return x + 1\n"
+    usage = "print(f(1))\n"
+    for text in (f"```python\n{first}```\n```python\n{final}```",
+                 f"```python\n{first}```\n```python\n{final}```\n```python\n{usage}```"):
+        assert extract_code(text, "f").code == final
+    # What a later usage block holds cannot pick a block earlier than the last one defining the entry point.
+    for trick in ("# def f(x): earlier\n", "'''\n```\n'''\n", "s = '</answer><answer>'\n", "s = '<|im_end|>'\n"):
+        text = f"```python\n{first}```\n```python\n{final}```\n```python\n{trick}{usage}```"
+        assert extract_code(text, "f").code in (final, trick + usage), trick
+    # A final block that binds the entry point in any way is the graded one.
+    for binds in ("f = lambda x: x + 1\n", "class f:\n    pass\n", "from math import floor as f\n",
+                  "class Solution:\n    def f(self, x):\n        return x + 1\n"):
+        assert extract_code(f"```python\n{first}```\n```python\n{binds}```", "f").code == binds
+
+
+def test_a_response_cut_off_before_its_closing_fence_is_graded_when_it_compiles():
+    code = "def f(x):\n    return x + 1\n"
+    for text in (f"Here:\n```python\n{code}", f"<think>\nok\n</think>\n<answer>\n```python\n{code}"):
+        e = extract_code(text, "f")
+        assert (e.code, e.source) == (code, "truncated_block")
+        assert not format_ok(text, "think_answer", e) and not format_ok(text, "code_block", e)
+    raw = extract_code(f"<think>\nok\n</think>\n<answer>\n{code}", "f")  # an answer without a block, cut off
+    assert (raw.code, raw.source) == (code.strip("\n"), "raw")
+    cut = "def f(x):\n    return (x +"
+    assert extract_code(f"Here:\n```python\n{cut}").source == "none"
+    assert extract_code(f"<think>\nok\n</think>\n<answer>\n{cut}").source == "none"
+    # An incomplete final block is not graded; the complete block before it is.
+    e = extract_code(f"```python\n{code}```\nBetter:\n```python\n{cut}")
+    assert (e.code, e.source) == (code, "python_block")
+
+
+def test_unfinished_reasoning_has_no_answer():
+    text = "<think>\nLet me try:\n```python\ndef f(x):\n    return x + 1\n```\nHmm, but"
+    assert extract_code(text, "f") == extract_code(text) and extract_code(text).source == "none"
+    # after the reasoning closes, only what follows it is the answer
+    text = "<think>\n```python\ndef f(x):\n    return 0\n```\n</think>\n```python\ndef f(x):\n    return 1\n```"
+    assert extract_code(text, "f").code == "def f(x):\n    return 1\n"
+
+
+def test_tags_inside_code_blocks_are_code():
+    code = "S = '<think>'\nT = '</answer>'\ndef f(x):\n    return x + 1\n"
+    ok = f"<think>\nplan\n```python\nprint('<answer>')\n```\n</think>\n<answer>\n```python\n{code}```\n</answer>"
+    assert extract_code(ok, "f").code == code and format_ok(ok, "think_answer", extract_code(ok, "f"))
+    # a tag outside code is structure: a second answer after the think/answer pair breaks the format
+    bad = ok + "\n<answer>x</answer>"
+    assert not format_ok(bad, "think_answer", extract_code(bad, "f"))
+    # a closing tag inside an unclosed block is code: no answer closes
+    unclosed = "<think>t</think>\n<answer>\n```python\nx = 1\n</answer>"
+    assert not format_ok(unclosed, "think_answer", extract_code(unclosed))

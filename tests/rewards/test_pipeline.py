@@ -10,7 +10,7 @@ from coderl.rewards.config import RewardConfig, SandboxConfig
 from coderl.rewards.executors import LocalExecutor
 from coderl.rewards.pipeline import Scorer, ascore, score
 from coderl.rewards.sandbox import Sandbox
-from tests.support import PARTIAL_RATE, PROBLEMS, graded_batch
+from tests.support import PARTIAL_RATE, PROBLEMS, graded_batch, label_json, think
 
 pytestmark = pytest.mark.timeout(300)
 CFG = SandboxConfig(workers=2)
@@ -47,11 +47,50 @@ def test_ascore_past_its_deadline_scores_missed_jobs_as_failed():
     assert ran and all(b.status == "deadline" and b.score == 0.0 for b in ran)
 
 
+def test_code_that_parses_but_does_not_compile_earns_no_syntax_component():
+    """`return` at module level parses; the sandbox cannot compile it, and neither can the syntax check."""
+    _, _, good, _ = PROBLEMS["assert"]
+    texts = [think(good), think(good + "return None\n"), think("def f(:\n")]
+    labels = [label_json("assert")] * 3
+    with Sandbox(CFG) as sb:
+        ok, parses_only, broken = score(Scorer(RewardConfig()), sb, texts, None, labels)
+    assert ok.syntax == 1.0 and ok.score == 1.0
+    for b in (parses_only, broken):
+        assert b.status == "syntax" and b.syntax == 0.0 and b.score == 0.0
+
+
+def test_the_reward_grades_the_final_answer_as_written():
+    """End to end (real sandbox): a correct draft in the reasoning or before the final block never earns the
+    final answer's credit, whatever token-like text the final answer holds; the final answer is graded whole."""
+    _, _, good, _ = PROBLEMS["assert"]
+    wrong = good.replace("return", "return -1 +", 1)
+    assert wrong != good
+    texts, want = [], []
+    for tok in ("<|im_end|>", "<|endoftext|>", "</answer>", "<answer>", "<|im_start|>"):
+        final = f"{wrong}# {tok}\n"
+        texts += [f"<think>\n```python\n{good}\n```\n</think>\n<answer>\n```python\n{final}```\n</answer><|im_end|>",
+                  f"Draft:\n```python\n{good}\n```\nFinal:\n```python\n{final}```<|im_end|>",
+                  f"<think>\nok\n</think>\n<answer>\n```python\n{good}\nS = {tok!r}\n```\n</answer><|im_end|>"]
+        want += [0.0, 0.0, 1.0]
+    with Sandbox(CFG) as sb:
+        out = score(Scorer(RewardConfig()), sb, texts, None, [label_json("assert")] * len(texts))
+    assert [b.score for b in out] == want, [(b.score, b.status) for b in out]
+
+
+def test_a_response_cut_off_before_its_closing_fence_is_scored_when_complete():
+    """Generation stopped at generate_max_len after the code but before its fence: graded, not `no_code`."""
+    _, _, good, _ = PROBLEMS["assert"]
+    texts = [f"<think>\nok\n</think>\n<answer>\n```python\n{good}\n", f"Here:\n```python\n{good}\n",
+             f"Here:\n```python\n{good[:len(good) // 2]}"]
+    with Sandbox(CFG) as sb:
+        thinking, block_, cut = score(Scorer(RewardConfig()), sb, texts, None, [label_json("assert")] * 3)
+    assert thinking.score == 1.0 and block_.score == 1.0
+    assert cut.status == "no_code" and cut.score == 0.0
+
+
 def test_score_in_process_gets_the_lanes_and_the_deadline(caplog):
     """pipeline.score (TRL, verl) shares the pool: right and CPU-heavy honest programs keep their verdicts
     among more hangs than workers, and a deadline cuts what is left, reported as such."""
-    from tests.support import label_json, think
-
     good = PROBLEMS["assert"][2]
     busy = ("import time\n_t = time.monotonic()\nwhile time.monotonic() - _t < 0.3:\n    pass\n" + good)
     hang = "def mul(a, b):\n    while True:\n        pass"

@@ -10,6 +10,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -268,6 +269,81 @@ def test_metrics_and_docs(server):
     assert "query" in json.dumps(spec["paths"]["/get_reward"])
 
 
+def metric_values(url: str, token: str | None = None) -> dict[str, float]:
+    text = httpx.get(f"{url}/metrics", params={"token": token} if token else None, timeout=10).text
+    return {line.rpartition(" ")[0]: float(line.rpartition(" ")[2])
+            for line in text.splitlines() if line and not line.startswith("#")}
+
+
+def test_unmatched_rate_reward_log_and_quiet_startup(tmp_path, data_path):
+    """A batch mostly unmatched (e.g. prompts the trainer truncated) is a loud warning with its rate, a gauge
+    in /metrics and a line of the per-batch reward log; the start-up names its config file, warns once about
+    the missing token, and generated code's SyntaxWarnings stay off stderr."""
+    reward_log = tmp_path / "run" / "logs" / "rewards.jsonl"
+    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "1", "--host", "0.0.0.0",
+                    "--reward_log", str(reward_log), "--unmatched_warn_rate", "0.5"],
+                   env={"PYTHONWARNINGS": "always"})
+    try:
+        url = s.url.replace("0.0.0.0", "127.0.0.1")
+        unknown = chatml(SYSTEM_THINK, "A problem about zebras that is not in the dataset.", think("x = 1"))
+        first = httpx.post(f"{url}/get_reward", json={"query": [unknown, unknown, q("call")]}, timeout=60).json()
+        assert first["rewards"][:2] == [0.0, 0.0], first
+        assert metric_values(url)["coderl_unmatched_rate"] == pytest.approx(2 / 3)
+        user, _, good, _ = PROBLEMS["call"]
+        # a bare program (no fence): extraction parses the whole response to know it is code
+        escaped = chatml(SYSTEM_THINK, user, good + "\n_pattern = '\\d+'\n_same = 1 is 1\n")
+        second = httpx.post(f"{url}/get_reward", json={"query": [escaped, q("assert")]}, timeout=60).json()
+        assert second["scores"] == [1.0, 1.0], second
+        assert metric_values(url)["coderl_unmatched_rate"] == 0.0
+    finally:
+        assert s.stop() in CLEAN_EXIT, s.output()
+    log = s.output()
+    assert re.search(r"WARNING !!! batch 1: 2 of 3 queries \(67%\) matched no problem of \S+train\.jsonl and got "
+                     r"reward 0: prompts longer than the trainer's --prompt_max_len", log), log
+    assert "batch 2: 2 of 2" not in log and log.count("matched no problem") == 1
+    assert log.count("WITHOUT an auth token") == 1, log
+    assert f"config: {REPO_ROOT / 'configs' / 'reward.yaml'}" in log, log
+    assert f"per-batch reward log: {reward_log}" in log
+    assert "Warning" not in log and "invalid escape sequence" not in log, log
+    lines = [json.loads(x) for x in reward_log.read_text().splitlines()]
+    assert [r["batch"] for r in lines] == [1, 2] and [r["queries"] for r in lines] == [3, 2]
+    assert lines[0]["unmatched"] == pytest.approx(2 / 3, abs=1e-4) and lines[1]["unmatched"] == 0.0
+    assert lines[1]["score"] == 1.0 and lines[1]["correctness"] == 1.0 and lines[0]["seconds"] > 0
+    assert {"reward", "format", "syntax", "length", "no_code", "timeout", "time"} <= set(lines[0])
+    plot = subprocess.run([sys.executable, "-m", "coderl.rewards.reward_log", str(reward_log)],
+                          capture_output=True, text=True, timeout=120)
+    png = reward_log.with_suffix(".png")
+    assert plot.returncode == 0 and plot.stdout.strip() == str(png), plot.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_help_names_the_command_it_was_run_as(tmp_path):
+    """`python rewards/reward_server.py --help` shows that command; the installed coderl-reward-server its own."""
+    by_path = subprocess.run([sys.executable, "rewards/reward_server.py", "--help"], capture_output=True,
+                             text=True, timeout=60, cwd=str(REPO_ROOT))
+    assert by_path.returncode == 0 and by_path.stdout.startswith("usage: python rewards/reward_server.py "), \
+        by_path.stdout[:200]
+    script = tmp_path / "coderl-reward-server"  # what pip writes for [project.scripts]
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom coderl.rewards.reward_server import main\n"
+                      "sys.exit(main())\n")
+    script.chmod(0o755)
+    installed = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert installed.returncode == 0 and installed.stdout.startswith("usage: coderl-reward-server "), \
+        installed.stdout[:200]
+
+
+def test_without_the_venv_a_missing_dependency_says_what_to_activate():
+    """`python rewards/reward_server.py` by an interpreter without fastapi (the quickstart's .venv not active)."""
+    hide = "import runpy, sys; sys.modules['fastapi'] = None; sys.argv[0] = 'rewards/reward_server.py'; " \
+           "runpy.run_path('rewards/reward_server.py', run_name='__main__')"
+    proc = subprocess.run([sys.executable, "-c", hide, "--help"], capture_output=True, text=True, timeout=60,
+                          cwd=str(REPO_ROOT))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "error: No module named 'fastapi'" in proc.stderr and "lacks coderl's dependencies" in proc.stderr
+    fix = "source .venv/bin/activate" if (REPO_ROOT / ".venv" / "bin" / "python").exists() else "quickstart.sh"
+    assert fix in proc.stderr, proc.stderr
+
+
 # ------------------------------------------------------------------ real OpenRLHF client
 
 
@@ -407,6 +483,13 @@ def test_startup_errors_are_clear_and_nonzero(tmp_path, data_path):
 
     p = run_server_expecting_exit(["--data_path", str(data_path), "--port", "0", "--format_weight", "-1"])
     assert p.returncode != 0 and "format_weight" in p.stderr and "Traceback" not in p.stderr
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    p = run_server_expecting_exit(["--data_path", str(data_path), "--port", "0", "--reward_log",
+                                   str(blocker / "rewards.jsonl")])
+    assert p.returncode == 2 and f"cannot write --reward_log {blocker / 'rewards.jsonl'}" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
 
     p = run_server_expecting_exit(["--data_path", str(data_path), "--wrokers", "2"])
     assert p.returncode == 2 and "unrecognized arguments: --wrokers" in p.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import types
-import zipfile
 
 import pytest
 
@@ -20,7 +19,7 @@ from coderl.rewards.evaluation.generate import (
     render_prompts,
 )
 from coderl.rewards.evaluation.tasks import load_tasks
-from tests.support import tiny_checkpoint, toy_data
+from tests.support import openrlhf_preprocess_data, tiny_checkpoint, toy_data
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -37,16 +36,6 @@ def model_and_tokenizer(ckpt):
     return AutoModelForCausalLM.from_pretrained(ckpt), AutoTokenizer.from_pretrained(ckpt)
 
 
-def _openrlhf_preprocess_data(wheel):
-    """OpenRLHF 0.5.7's prompt builder (datasets/prompts_dataset.py), loaded from the release wheel."""
-    with zipfile.ZipFile(wheel) as z:
-        name = next(n for n in z.namelist() if n.endswith("openrlhf/datasets/prompts_dataset.py"))
-        src = z.read(name).decode()
-    mod = types.ModuleType("openrlhf_prompts_dataset")
-    exec(compile(src, name, "exec"), mod.__dict__)
-    return mod.preprocess_data
-
-
 def test_auto_backend_is_vllm_only_when_it_imports():
     expected = "vllm" if importlib.util.find_spec("vllm") is not None else "hf"
     assert choose_backend("auto") == expected
@@ -61,7 +50,7 @@ def test_hf_prompts_are_what_openrlhf_builds(tmp_path, model_and_tokenizer, open
     rows = [json.loads(line) for line in data.read_text().splitlines()]
     tasks = load_tasks(data)
     prompts = render_prompts(tok, [tasks.by_id[t].messages for t in tasks.ids()])
-    preprocess_data = _openrlhf_preprocess_data(openrlhf_wheel)
+    preprocess_data = openrlhf_preprocess_data(openrlhf_wheel)
     assert prompts == [preprocess_data(r, input_key="input", apply_chat_template=tok.apply_chat_template)
                        for r in rows]
     assert prompts[0].startswith("<|im_start|>system\n") and prompts[0].endswith("<|im_start|>assistant\n")

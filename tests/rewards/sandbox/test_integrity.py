@@ -433,6 +433,24 @@ def test_every_statement_of_a_humaneval_check_runs(sb):
     assert [r.pass_rate for r in res] == [0.0, 0.0, 1.0], [[o.detail for o in r.outcomes] for r in res]
 
 
+def test_a_program_that_only_loads_gets_no_credit_from_checks_that_verify_nothing(sb):
+    """Credit only for tests that exercise the program: `assert True` (HumanEval has 48) and other asserts whose
+    condition names nothing are no test cases, in the humaneval and assert formats alike; nor is a unittest
+    method that only asserts on constants or passes."""
+    he = parse_label({"format": "humaneval", "entry_point": "f", "tests": [
+        "def check(candidate):\n    assert True, 'debug 1'\n    assert candidate(1) == 2\n    assert 1 == 1\n"
+        "    assert candidate(2) == 3\n    assert True\n"]})
+    asserts = parse_label({"format": "assert", "entry_point": "f", "tests": [
+        "assert True", "assert f(1) == 2", "assert not ''", "assert f(2) == 3"]})
+    loads, right = "def f(x):\n    return None\n", "def f(x):\n    return x + 1\n"
+    ut = parse_label({"format": "unittest", "tests": [
+        "import unittest\nclass T(unittest.TestCase):\n    def test_free(self):\n        self.assertTrue(True)\n"
+        "    def test_empty(self):\n        pass\n    def test_a(self):\n        self.assertEqual(f(1), 2)\n"
+        "    def test_b(self):\n        self.assertEqual(f(2), 3)\n"]})
+    res = sb.run([Job(c, lb) for lb in (he, asserts, ut) for c in (loads, right)])
+    assert [(r.expected, r.passed) for r in res] == [(2, 0), (2, 2), (2, 0), (2, 2), (2, 0), (2, 2)]
+
+
 def test_unittest_tests_a_class_inherits_run_too(sb):
     # A test class's test methods from a mixin of its module run as in unittest (once left out of the plan,
     # a program wrong on them passed the class's own trivial test).

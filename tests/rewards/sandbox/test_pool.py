@@ -122,6 +122,38 @@ def test_count_tests_is_static_and_per_case():
     assert count_tests(broken) == 1
 
 
+def test_an_assert_that_cannot_depend_on_the_program_is_no_case():
+    """Credit only for tests that exercise the program: a condition that names nothing holds for every program."""
+    constant = ("assert True", "assert True, 'good for debugging'", "assert 1 == 1", "assert not ''",
+                "assert (1, 2)[0] < 3", "assert 'ab'.upper() == 'AB'", "assert (lambda: 1)()")
+    checks = ("assert candidate(1) == 2", "assert x == 2", "assert abs(candidate(1)) > 0", "assert True == f(1)",
+              "assert len('ab') == 2")  # a name may be the program's: a builtin it shadows counts too
+    for c in constant:
+        he = parse_label({"format": "humaneval", "entry_point": "f", "tests": [
+            f"def check(candidate):\n    x = candidate(1)\n    {c}\n    assert candidate(2) == 3\n    {c}\n"]})
+        assert count_tests(he) == 1, c
+        only = parse_label({"format": "humaneval", "entry_point": "f", "tests": [f"def check(candidate):\n    {c}\n"]})
+        assert count_tests(only) == 0, c  # not the whole check as one free case
+        asserts = parse_label({"format": "assert", "entry_point": "f", "tests": [c, "assert f(1) == 2", f"{c}\n{c}"]})
+        assert count_tests(asserts) == 1, c
+    for c in checks:
+        he = parse_label({"format": "humaneval", "entry_point": "f", "tests": [
+            f"def check(candidate):\n    x = candidate(1)\n    {c}\n"]})
+        assert count_tests(he) == 1, c
+        assert count_tests(parse_label({"format": "assert", "entry_point": "f", "tests": [c]})) == 1, c
+    # An assert-format test that also binds or runs something stays a case, as before.
+    assert count_tests(parse_label({"format": "assert", "entry_point": "f", "tests": ["import math"]})) == 1
+    # unittest: a test method that only asserts on constants (or only passes) checks nothing either, unless
+    # its class has code of its own besides tests (a fixture, a redefined assert method: it may call f).
+    mod = ("import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(1), 2)\n"
+           "    def test_free(self):\n        'Doc.'\n        self.assertTrue(True)\n        self.assertEqual(1, 1, msg='m')\n"
+           "    def test_pass(self):\n        pass\n"
+           "class U(T):\n    def assertTrue(self, x):\n        super().assertTrue(f(x))\n")
+    assert count_tests(parse_label({"format": "unittest", "tests": [mod]})) == 4  # T.test_a; U: all three
+    fixture = mod.replace("class U(T):", "def setUpModule():\n    f(0)\nclass U(T):")
+    assert count_tests(parse_label({"format": "unittest", "tests": [fixture]})) == 6
+
+
 def test_results_in_input_order_and_isolated(sb):
     label = parse_label({"format": "assert", "tests": [f"assert f() == {i}" for i in range(6)]})
     jobs = [Job(f"def f():\n    return {i}\n", label) for i in range(6)]
@@ -208,8 +240,8 @@ def test_unittest_setup_class_and_missing_entry(sb):
 def test_timeout_is_enforced_from_outside(sb):
     # The program swallows every exception, including any in-process alarm.
     code = ("def f():\n    while True:\n        try:\n            while True:\n                pass\n"
-            "        except BaseException:\n            pass\n")
-    label = parse_label({"format": "assert", "time_limit_s": 0.5, "tests": ["assert f()", "assert 1"]})
+            "        except BaseException:\n            pass\n\ndef g():\n    return 1\n")
+    label = parse_label({"format": "assert", "time_limit_s": 0.5, "tests": ["assert f()", "assert g()"]})
     t0 = time.monotonic()
     r = sb.run([Job(code, label)])[0]
     assert [o.status for o in r.outcomes] == ["timeout", "timeout"]  # the hang ended the job
@@ -277,7 +309,7 @@ def test_each_worker_keeps_to_a_cpu_of_its_own():
     assert [pinned_cpu(k, 4, [0, 1, 2, 3]) for k in range(4)] == [0, 1, 2, 3]
     assert pinned_cpu(0, 2, [0, 1, 2, 3]) is None and pinned_cpu(0, 8, [0, 1, 2, 3]) is None
     assert pinned_cpu(1, 2, [4, 9], enabled=False) is None
-    label = parse_label({"format": "assert", "tests": ["assert False, CPUS"]})
+    label = parse_label({"format": "assert", "tests": ["assert not CPUS, CPUS"]})
     jobs = [Job(f"import os\nCPUS = sorted(os.sched_getaffinity(0))  # {i}\n", label) for i in range(8)]
     seen = {}
     n = min(len(cpus), 8)  # the real pool on this machine (CI's has 2 CPUs: every one of them)
@@ -300,8 +332,8 @@ def test_the_zygotes_rehearsal_takes_the_paths_of_a_real_job():
 
 
 def test_memory_limit(sb):
-    label = parse_label({"format": "assert", "tests": ["assert len(f()) > 0", "assert 1"]})
-    r = sb.run([Job("def f():\n    return bytearray(8 * 1024 ** 3)\n", label)])[0]
+    label = parse_label({"format": "assert", "tests": ["assert len(f()) > 0", "assert g()"]})
+    r = sb.run([Job("def f():\n    return bytearray(8 * 1024 ** 3)\n\ndef g():\n    return 1\n", label)])[0]
     assert [o.status for o in r.outcomes] == ["memory", "passed"]
 
 

@@ -1,0 +1,61 @@
+"""rewards/syntax.py: the syntax component's check is compile(), in-process and in the helper for large code."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from coderl.rewards.syntax import INLINE_CHARS, parses
+
+# Each parses (ast.parse accepts it) but does not compile: the sandbox would report `syntax` for every test.
+PARSES_ONLY = [
+    "return 1\n",
+    "def f(x):\n    return x\nreturn f\n",
+    "yield 1\n",
+    "x = [(yield) for _ in range(2)]\n",
+    "nonlocal x\n",
+    "def f(x):\n    global x\n",
+    "def f():\n    x = 1\n    global x\n",
+    "await g()\n",
+    "break\n",
+    "def f():\n    continue\n",
+    "from __future__ import braces\n",
+    "def f(a, a):\n    pass\n",
+]
+COMPILES = ["def f(x):\n    return x\n", "x = 1\n", "async def f():\n    await g()\n", "def f():\n    yield 1\n",
+            "s = '\\d'\n", "assert (x, 'always true')\n"]  # the last two only warn
+
+
+def _large(code: str) -> str:
+    """code behind enough comment lines to go to the helper interpreter."""
+    pad = "# padding\n" * (INLINE_CHARS // 10 + 1)
+    return pad + code
+
+
+@pytest.mark.parametrize("code", PARSES_ONLY)
+@pytest.mark.parametrize("size", ["inline", "helper"])
+def test_code_that_parses_but_does_not_compile_gets_no_syntax_credit(code, size):
+    import ast
+
+    ast.parse(code)  # the premise: the parser alone accepts it
+    assert not parses(code if size == "inline" else _large(code))
+
+
+@pytest.mark.parametrize("code", COMPILES)
+@pytest.mark.parametrize("size", ["inline", "helper"])
+def test_code_that_compiles_passes(code, size):
+    assert parses(code if size == "inline" else _large(code))
+
+
+def test_no_warning_about_the_program_reaches_stderr():
+    # In a fresh interpreter with the default filters, as the server runs: pytest installs filters of its own.
+    script = ("import sys\nfrom coderl.rewards.syntax import parses\n"
+              f"assert all(parses(c) for c in {COMPILES!r})\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "Warning" not in out.stderr, out.stderr
+
+
+def test_empty_and_garbage():
+    assert not parses("") and not parses("  \n") and not parses("x = \x00") and not parses(_large("def ("))
