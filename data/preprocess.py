@@ -184,7 +184,7 @@ class Run:
             return contextlib.nullcontext()
         from coderl.rewards.config import SandboxConfig
         from coderl.rewards.sandbox import Sandbox
-        kw = {"workers": self.args.workers, "job_timeout_s": self.args.job_timeout_s}
+        kw = {"workers": self.args.workers, "job_timeout_s": self.args.job_timeout_s, "probe_s": 0}  # measured runs
         if self.args.test_timeout_s:
             kw["test_timeout_s"] = self.args.test_timeout_s
         return Sandbox(SandboxConfig(**kw))
@@ -260,7 +260,7 @@ class Run:
             tests = tests[:a.max_tests_per_problem]
             self.stats.tests_truncated += 1
         label = Label(format=p.format, tests=tuple(tests), entry_point=p.entry_point, setup_code=p.setup_code,
-                      source=p.source, source_id=p.source_id,
+                      source=p.source, source_id=p.source_id, ref_time_s=p.ref_time_s,
                       reference_solution=p.reference if a.keep_reference else None,
                       extra={"answer_format": self.system.answer_format, "schema": mod.NAME, **p.extra})
         label_dict = label.to_dict()

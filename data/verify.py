@@ -9,6 +9,8 @@ humaneval check-assert, stdio/call pair), but a label can only hold whole entrie
                `assert True`: it is no test case, rewards/sandbox/plan.py is_case).
 A problem is dropped when no test survives, and when its schema has a reference column but the row's
 reference is empty. Problems from schemas without references (verl) are kept unverified and counted.
+A kept problem records its reference's slowest passing test case (TestOutcome.runtime_s, in the sandbox) as
+ref_time_s: the reward server derives its time limits from it (rewards/sandbox/pool.py time_limits).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class Verifier:
             if s != "passed":
                 self.failed_statuses[s] += 1
         self.stats["cases_failed"] += sum(s != "passed" for s in statuses[:sum(sizes)])
+        passed = [o.runtime_s for o in res.outcomes if o.status == "passed"]
         if p.format == "humaneval":
             failing = [k for k, s in enumerate(statuses[:sizes[0]]) if s != "passed"]
             if not sizes[0]:  # no assert of check() can depend on the program: it tests nothing
@@ -87,6 +90,7 @@ class Verifier:
         if len(kept) < len(p.tests) or kept[0] is not p.tests[0]:
             self.stats["problems_with_tests_dropped"] += 1
         p.tests = list(kept)
+        p.ref_time_s = round(max(passed), 4) if passed else None
         return p
 
     def _case_counts(self, label: Label) -> list[int]:

@@ -35,7 +35,7 @@ class RewardBreakdown:
     length: float = 0.0
     bonus: float = 0.0  # what the all-pass bonus added to the reward (0 unless all_pass_bonus > 0)
     all_passed: bool = False
-    status: str = "failed"  # JobResult.status, or "unmatched" / "no_code" / "syntax" / "deadline"
+    status: str = "failed"  # JobResult.status, or "unmatched" / "no_code" / "syntax" / "deadline" (cut: no verdict)
     timeouts: int = 0  # test cases that hit their time limit
     unsupported: int = 0  # test cases the judge could not decide on plain data (never passes)
     cached: bool = False
@@ -122,6 +122,7 @@ def extra_logs(items: Sequence[RewardBreakdown]) -> dict[str, list[float]]:
     logs["reward/no_code"] = [1.0 if b.status == "no_code" else 0.0 for b in items]
     logs["reward/timeout"] = [1.0 if (b.timeouts or b.status in ("timeout", "deadline")) else 0.0 for b in items]
     logs["reward/unsupported"] = [1.0 if b.unsupported else 0.0 for b in items]
+    logs["reward/cut"] = [1.0 if b.status == "deadline" else 0.0 for b in items]  # cut by the batch deadline
     return logs
 
 

@@ -33,8 +33,18 @@ class SandboxConfig(_Section):
     isolation: Literal["auto", "bwrap", "rlimits"] = Field(
         "auto", description="'bwrap' = bubblewrap namespaces (required), 'rlimits' = limits only (weak), "
                             "'auto' = bwrap when it works, else rlimits with a loud warning.")
-    test_timeout_s: float = Field(4.0, gt=0, le=60, description="Wall-clock limit per test case.")
-    job_timeout_s: float = Field(20.0, gt=0, le=600, description="Wall-clock limit per job (all its tests).")
+    test_timeout_s: float = Field(4.0, gt=0, le=60, description="Wall-clock limit per test case for labels with neither "
+                                                                 "time_limit_s nor ref_time_s.")
+    job_timeout_s: float = Field(20.0, gt=0, le=600, description="Wall-clock limit per job (all its tests); at least twice "
+                                                                "the job's per-test limit.")
+    time_factor: float = Field(4.0, ge=1, le=100, description="Per-test limit of a label with ref_time_s (its reference "
+                                                              "solution's slowest test): this many times that runtime...")
+    time_floor_s: float = Field(1.0, gt=0, le=60, description="...but at least this many seconds...")
+    time_cap_s: float = Field(20.0, gt=0, le=60, description="...and at most this many.")
+    probe_s: float = Field(0.5, ge=0, le=60, description="A job's first run caps its per-test limit here (or at twice "
+                                                         "ref_time_s) when that is at most a quarter of the limit; a job "
+                                                         "that exceeds it runs again with its full limits after the jobs "
+                                                         "that did not (0 = off).")
     cpu_time_s: int = Field(10, ge=1, le=600, description="RLIMIT_CPU per job child, in CPU-seconds.")
     memory_mb: int = Field(1024, ge=64, le=65536, description="RLIMIT_AS per job child (address space), MiB.")
     max_file_size_mb: int = Field(16, ge=1, le=4096, description="RLIMIT_FSIZE: largest file a job may write.")
@@ -69,6 +79,10 @@ class RewardConfig(_Section):
     answer_format: AnswerFormat = Field(
         "think_answer", description="Format check for rows whose label.extra.answer_format is unset; must agree with the preprocessor's prompt.")
     unmatched_reward: float = Field(0.0, description="Reward for a query whose problem is not in the dataset.")
+    cut_reward_neutral: bool = Field(True, description="A sample the batch deadline cut gets the mean reward of its "
+                                                       "prompt's finished samples in the batch (advantage ~0).")
+    cut_reward: float = Field(0.0, description="Reward of a cut sample when cut_reward_neutral is off or none of its "
+                                               "prompt's samples finished.")
     normalize: bool = Field(True, description="Divide the weighted sum by the sum of weights (reward in [0, 1] without bonus).")
 
     @model_validator(mode="after")

@@ -2,8 +2,10 @@
 
 Both executors share the batch logic, on the driver: identical jobs (same label, same code byte for byte)
 run once, each program's first verdict is kept across batches in a ResultCache (rewards/result_cache.py; GRPO
-resamples the same prompt many times), jobs are cut into chunks so a batch deadline keeps every chunk that
-finished, and whatever misses the deadline comes back as None.
+resamples the same prompt many times), jobs are cut into chunks, and each chunk carries the batch deadline
+down to the pool, which cuts (and stops) what is unfinished when it passes: such results come back with
+JobResult.infra == "deadline", and the cache never keeps them. A chunk that does not answer even then (a
+lost Ray actor) comes back as None.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from coderl.rewards.result_cache import ResultCache, limits_digest, result_key
 from coderl.rewards.sandbox import Job, JobResult, Sandbox
 
 log = logging.getLogger("coderl.reward_server")
+_LATE_S = 10.0  # how long past the deadline a chunk may take to bring back its cut results (a Ray round trip)
 
 def _failed(detail: str) -> JobResult:
     return JobResult(outcomes=[], expected=0, detail=detail, infra=detail)
@@ -61,7 +64,7 @@ class BaseExecutor:
     def info(self) -> dict:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    async def _run_chunk(self, jobs: list[Job]) -> list[JobResult]:  # pragma: no cover - overridden
+    async def _run_chunk(self, jobs: list[Job], deadline_s: float) -> list[JobResult]:  # pragma: no cover
         raise NotImplementedError
 
     def _chunk_len(self, n: int) -> int:
@@ -95,7 +98,7 @@ class BaseExecutor:
         return results, new
 
     async def run(self, jobs: Sequence[Job], deadline_s: float) -> list[JobResult | None]:
-        """Results in job order; None for a job that did not finish within deadline_s seconds."""
+        """Results in job order; a job cut by the deadline has infra "deadline" (None: its chunk never answered)."""
         async def whole():
             yield jobs
 
@@ -121,12 +124,12 @@ class BaseExecutor:
             results.extend(res)
             waiting.extend(new)
             while len(waiting) >= size:
-                chunks.append(self._start(waiting[:size], todo, jobs))
+                chunks.append(self._start(waiting[:size], todo, jobs, t0 + deadline_s))
                 del waiting[:size]
         if waiting:
-            chunks.append(self._start(waiting, todo, jobs))
-        outs = await self._wait(chunks, t0 + deadline_s, deadline_s, len(todo))
-        missed = shared = 0
+            chunks.append(self._start(waiting, todo, jobs, t0 + deadline_s))
+        outs = await self._wait(chunks, t0 + deadline_s + _LATE_S, deadline_s, len(todo))
+        missed = cut = infra = shared = 0
         for k, idx in todo.items():
             res = outs[k]
             if self.result_cache is not None:  # a miss too: the key's first run, so it is never cached
@@ -134,12 +137,19 @@ class BaseExecutor:
             if res is None:
                 missed += len(idx)
                 continue
+            if res.infra:  # the sandbox decided it, not the program
+                cut += len(idx) if res.infra == "deadline" else 0
+                infra += len(idx) if res.infra != "deadline" else 0
             for n, i in enumerate(idx):
                 results[i] = res if n == 0 else replace(res, cached=True)
             shared += len(idx) - 1
         hits = len(jobs) - len(todo) - shared
         stats = {"jobs": len(jobs), "executed": len(todo), "cache_hits": hits + shared,
-                 "result_cache_hits": hits, "deadline_missed": missed, "seconds": time.monotonic() - t0}
+                 "result_cache_hits": hits, "deadline_missed": missed, "deadline_cut": cut, "infra_failed": infra,
+                 "seconds": time.monotonic() - t0}
+        if cut or missed:
+            log.warning("batch deadline (%.1fs) passed: %d of %d jobs cut%s; they get the cut reward, not a verdict",
+                        deadline_s, cut + missed, len(jobs), f" ({missed} never answered)" if missed else "")
         if before is not None:
             after = self.result_cache.stats()
             stats.update(result_cache_misses=after.misses - before.misses,
@@ -148,24 +158,26 @@ class BaseExecutor:
         self.last_stats = stats
         return results
 
-    def _start(self, keys: list[bytes], todo: OrderedDict[bytes, list[int]],
-               jobs: list[Job]) -> tuple[list[bytes], asyncio.Future]:
-        """A chunk of the batch's unique jobs, running."""
-        return keys, asyncio.ensure_future(self._run_chunk([jobs[todo[k][0]] for k in keys]))
+    def _start(self, keys: list[bytes], todo: OrderedDict[bytes, list[int]], jobs: list[Job],
+               deadline: float) -> tuple[list[bytes], asyncio.Future]:
+        """A chunk of the batch's unique jobs, running until the batch deadline (a monotonic time)."""
+        left = max(deadline - time.monotonic(), 0.0)
+        return keys, asyncio.ensure_future(self._run_chunk([jobs[todo[k][0]] for k in keys], left))
 
     async def _wait(self, chunks: list[tuple[list[bytes], asyncio.Future]], deadline: float, deadline_s: float,
                     n: int) -> dict[bytes, JobResult | None]:
-        """Each key's result, None for those whose chunk did not finish by the deadline (a monotonic time)."""
+        """Each key's result, None for those whose chunk did not answer by `deadline` (a monotonic time: the
+        batch deadline plus the time a chunk may take to bring back what the pool cut)."""
         tasks = [task for _, task in chunks]
         done, pending = await asyncio.wait(tasks, timeout=max(deadline - time.monotonic(), 0.0)) if tasks else ((), ())
-        # Late chunks are abandoned, not cancelled: cancelling would cancel the sandbox's futures under its
-        # dispatcher threads. They finish in the background and their results are dropped.
+        # Chunks that still did not answer (the pools cut at the deadline: an actor lost or stuck) are
+        # abandoned; their results are dropped.
         for t in pending:
             self._abandoned.add(t)
             t.add_done_callback(self._forget)
         if pending:
-            log.warning("batch deadline (%.1fs) passed: %d of %d jobs unfinished are scored as failed",
-                        deadline_s, sum(len(k) for k, t in chunks if t in pending), n)
+            log.warning("%d of %d jobs never came back from their executor after the batch deadline (%.1fs)",
+                        sum(len(k) for k, t in chunks if t in pending), n, deadline_s)
         out: dict[bytes, JobResult | None] = {}
         for keys, task in chunks:
             if task in pending:
@@ -204,8 +216,8 @@ class LocalExecutor(BaseExecutor):
     def info(self) -> dict:
         return self.sandbox.info()
 
-    async def _run_chunk(self, jobs: list[Job]) -> list[JobResult]:
-        return await self.sandbox.arun(jobs)
+    async def _run_chunk(self, jobs: list[Job], deadline_s: float) -> list[JobResult]:
+        return await self.sandbox.arun(jobs, deadline_s=deadline_s)
 
 
 class _SandboxActor:
@@ -220,8 +232,8 @@ class _SandboxActor:
 
         return {**self.sandbox.info(), "node": socket.gethostname()}
 
-    def run(self, jobs: list[Job]) -> list[JobResult]:
-        return self.sandbox.run(jobs)
+    def run(self, jobs: list[Job], deadline_s: float | None = None) -> list[JobResult]:
+        return self.sandbox.run(jobs, deadline_s)
 
     def close(self) -> None:
         self.sandbox.close()
@@ -303,12 +315,12 @@ class RayExecutor(BaseExecutor):
     def info(self) -> dict:
         return {**self._info, "actor_jobs": list(self._dispatched)}
 
-    async def _run_chunk(self, jobs: list[Job]) -> list[JobResult]:
+    async def _run_chunk(self, jobs: list[Job], deadline_s: float) -> list[JobResult]:
         k = min(range(len(self.actors)), key=self._load.__getitem__)
         self._load[k] += len(jobs)
         self._dispatched[k] += len(jobs)
         try:
-            return await self.actors[k].run.remote(jobs)
+            return await self.actors[k].run.remote(jobs, deadline_s)
         finally:
             self._load[k] -= len(jobs)
 

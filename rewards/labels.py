@@ -38,7 +38,8 @@ class Label:
     tests: tuple
     entry_point: str | None = None  # function under test (humaneval, call; informative for others)
     setup_code: str = ""  # runs before the tests in the solution's namespace (assert, unittest)
-    time_limit_s: float | None = None  # per-test wall-clock override; None = executor default
+    time_limit_s: float | None = None  # per-test wall-clock override; None = derived from ref_time_s or the default
+    ref_time_s: float | None = None  # the reference solution's slowest test, seconds (preprocess --verify)
     source: str = ""  # dataset name, e.g. "CodeRM-UnitTest"
     source_id: str = ""  # id within the source dataset
     reference_solution: str | None = None  # kept only when the preprocessor is asked to
@@ -102,6 +103,9 @@ def parse_label(raw: str | dict) -> Label:
     tl = raw.get("time_limit_s")
     _require(tl is None or (isinstance(tl, (int, float)) and 0 < tl <= 60),
              f"label.time_limit_s must be a number in (0, 60], got {tl!r}")
+    rt = raw.get("ref_time_s")
+    _require(rt is None or (isinstance(rt, (int, float)) and not isinstance(rt, bool) and 0 <= rt <= 600),
+             f"label.ref_time_s must be a number of seconds in [0, 600], got {rt!r}")
     ref = raw.get("reference_solution")
     _require(ref is None or isinstance(ref, str), "label.reference_solution must be a string")
     extra = raw.get("extra")
@@ -113,6 +117,7 @@ def parse_label(raw: str | dict) -> Label:
         entry_point=entry_point,
         setup_code=setup_code,
         time_limit_s=float(tl) if tl is not None else None,
+        ref_time_s=float(rt) if rt is not None else None,
         source=str(raw.get("source") or ""),
         source_id=str(raw.get("source_id") or ""),
         reference_solution=ref,

@@ -41,7 +41,7 @@ class Metrics:
                                         "Test cases the judge could not decide on plain data (docs/sandbox.md).",
                                         registry=r)
         self.deadline_misses = Counter("coderl_deadline_misses",
-                                       "Responses not finished by the batch deadline (scored as failed).",
+                                       "Responses the batch deadline cut (no verdict: they get the cut reward, docs/sandbox.md).",
                                        registry=r)
         self.cache_hits = Counter("coderl_cache_hits",
                                   "Responses answered from the result cache or shared within a batch.",

@@ -21,7 +21,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from coderl.rewards.code_reward import RewardBreakdown, compute_reward, unmatched_reward
 from coderl.rewards.config import RewardConfig
@@ -180,7 +180,8 @@ class Scorer:
 
     def finish(self, prepared: Sequence[Prepared], positions: Sequence[int],
                results: Sequence[JobResult | None]) -> list[RewardBreakdown]:
-        """Rewards for every prepared query; a job whose result is None missed the batch deadline."""
+        """Rewards for every prepared query. A job the batch deadline cut (infra "deadline", or None: its chunk
+        never answered) gets status "deadline" and the cut reward (see _neutralise)."""
         by_pos = dict(zip(positions, results, strict=True))
         out = []
         for i, p in enumerate(prepared):
@@ -192,10 +193,28 @@ class Scorer:
             syntax_ok = p.syntax_ok
             if syntax_ok is None:
                 syntax_ok = compiled(res) or parses(p.extracted.code)
+            cut = ran and (res is None or res.infra == "deadline")
             if not syntax_ok:  # scored as code that was never run, as when the check came first
-                ran, res = False, None
+                ran, res, cut = False, None, False
             out.append(compute_reward(self.cfg, response=p.response, code=p.extracted.code, format_ok=p.format_ok,
-                                      syntax_ok=syntax_ok, result=res, deadline_missed=ran and res is None))
+                                      syntax_ok=syntax_ok, result=None if cut else res, deadline_missed=cut))
+        return self._neutralise(prepared, out)
+
+    def _neutralise(self, prepared: Sequence[Prepared], out: list[RewardBreakdown]) -> list[RewardBreakdown]:
+        """A cut sample is not evidence about its program: it gets the mean reward of its prompt's finished
+        samples in this batch (so its group-normalised advantage is ~0), else cut_reward."""
+        cut = [i for i, b in enumerate(out) if b.status == "deadline"]
+        if not cut:
+            return out
+        groups: dict[int, list[float]] = {}
+        if self.cfg.cut_reward_neutral:
+            for i, b in enumerate(out):
+                if b.status != "deadline" and prepared[i].label is not None:
+                    groups.setdefault(id(prepared[i].label), []).append(b.reward)
+        for i in cut:
+            finished = groups.get(id(prepared[i].label))
+            reward = sum(finished) / len(finished) if finished else self.cfg.cut_reward
+            out[i] = replace(out[i], reward=reward)
         return out
 
 
@@ -211,11 +230,16 @@ def compiled(result: JobResult | None) -> bool:
 
 
 def score(scorer: Scorer, runner: Sandbox, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
-          labels: Sequence[str | None] | None = None) -> list[RewardBreakdown]:
-    """prepare -> jobs -> runner.run -> finish: the rewards of a batch, computed in this process."""
+          labels: Sequence[str | None] | None = None, deadline_s: float | None = None) -> list[RewardBreakdown]:
+    """prepare -> jobs -> runner.run -> finish: the rewards of a batch, computed in this process; jobs not
+    finished deadline_s seconds after they start are cut."""
     prepared = scorer.prepare(queries, prompts, labels)
     positions, jobs = scorer.jobs(prepared)
-    results = runner.run(jobs) if jobs else []
+    results = runner.run(jobs, deadline_s) if jobs else []
+    cut = sum(r.infra == "deadline" for r in results)
+    if cut:
+        log.warning("deadline (%.1fs) passed: %d of %d jobs cut; they get the cut reward, not a verdict",
+                    deadline_s, cut, len(jobs))
     return scorer.finish(prepared, positions, results)
 
 

@@ -230,11 +230,12 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
             st = getattr(executor, "last_stats", {})
             log.info("batch %d: %d queries in %.2fs | reward %.3f pass %.3f format %.3f syntax %.3f "
                      "all_passed %.3f unmatched %.3f no_code %.3f timeout %.3f | executed %s cache_hits %s "
-                     "(result_cache %s, evicted %s, %s entries, %s MB) deadline_missed %s", batch, len(items),
+                     "(result_cache %s, evicted %s, %s entries, %s MB) deadline_cut %s (rate %.3f)", batch, len(items),
                      seconds, m["reward"], m["correctness"], m["format"], m["syntax"], m["all_passed"],
                      m["unmatched"], m["no_code"], m["timeout"], st.get("executed", 0), st.get("cache_hits", 0),
                      st.get("result_cache_hits", "off"), st.get("result_cache_evictions", 0),
-                     st.get("result_cache_entries", 0), st.get("result_cache_mb", 0), st.get("deadline_missed", 0))
+                     st.get("result_cache_entries", 0), st.get("result_cache_mb", 0),
+                     st.get("deadline_cut", 0) + st.get("deadline_missed", 0), m["cut"])
         return JSONResponse(openrlhf_answer(items))
 
     @app.get("/health", summary="Readiness, dataset fingerprint, isolation mode")

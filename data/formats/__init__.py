@@ -43,6 +43,7 @@ class Problem:
     reference: str | None = None
     source: str | None = None  # per-row source (verl's data_source); else --source or the schema's
     extra: dict = field(default_factory=dict)
+    ref_time_s: float | None = None  # the reference's slowest kept test in the sandbox (--verify)
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,9 @@ def isolation_info(config=None) -> dict:
     }
 
 
+_WOKEN = object()  # _read's answer when the wake-up descriptor, not the worker, became readable
+
+
 class WorkerProcess:
     """One sandboxed worker process and its pipes; used by exactly one dispatcher thread."""
 
@@ -330,19 +333,24 @@ class WorkerProcess:
             if len(self._tail) > 2 * _STDERR_TAIL:
                 del self._tail[:-_STDERR_TAIL]
 
-    def _read(self, deadline: float) -> dict | None:
-        """The worker's next frame, or None when it died, broke the protocol or overran the deadline."""
+    def _read(self, deadline: float, wake_fd: int | None = None):
+        """The worker's next frame, or None when it died, broke the protocol or overran the deadline;
+        _WOKEN when wake_fd became readable first."""
         try:
             fd = self.proc.stdout.fileno()
         except ValueError:  # closed by kill()
             return None
+        fds = [fd] if wake_fd is None else [fd, wake_fd]
         while True:
             left = deadline - time.monotonic()
-            ready = select.select([fd, self._err], [], [], left)[0] if left > 0 else []
+            ready = select.select(fds + [self._err], [], [], left)[0] if left > 0 else []
             if not ready:
                 return None
             if fd not in ready:
-                self._pump_err()
+                if self._err in ready:
+                    self._pump_err()
+                if wake_fd is not None and wake_fd in ready:
+                    return _WOKEN
                 continue
             chunk = os.read(fd, 1 << 16)  # a 1 MiB buffer would be a fresh mmap per read
             if not chunk:
@@ -354,12 +362,28 @@ class WorkerProcess:
             if frames:
                 return frames[0]  # one request, one reply: nothing follows it
 
-    def request(self, payload: dict, timeout: float) -> dict | None:
-        """Send one job; its reply, or None when the worker died or overran `timeout`."""
+    def request(self, payload: dict, timeout: float, wake_fd: int | None = None, cut=None,
+                grace: float = 5.0) -> dict | None:
+        """Send one job; its reply, or None when the worker died or overran `timeout`. When wake_fd becomes
+        readable and cut() says the job is no longer wanted, the worker is told to abort it (by its "seq") and
+        must reply within `grace` seconds."""
         deadline = time.monotonic() + timeout
         if not self._write(framing.pack(payload), deadline):
             return None
-        return self._read(deadline)
+        aborted = False
+        while True:
+            reply = self._read(deadline, None if aborted else wake_fd)
+            if reply is not _WOKEN:
+                return reply
+            try:
+                os.read(wake_fd, 4096)
+            except BlockingIOError:
+                pass
+            if cut is not None and cut():
+                aborted = True
+                deadline = min(deadline, time.monotonic() + grace)
+                if not self._write(framing.pack({"abort": payload.get("seq")}), deadline):
+                    return None
 
     def _write(self, data: bytes, deadline: float) -> bool:
         """Write all of data to the worker's stdin; False when the worker is gone or stops reading."""

@@ -6,7 +6,7 @@
 
     with Sandbox(SandboxConfig(workers=2)) as sb:          # starts the warm workers
         results = sb.run([Job(code=src, label=parse_label(label_json)), ...])   # blocking, thread-safe
-        results = await sb.arun(jobs)                      # same, never blocks the event loop
+        results = await sb.arun(jobs, deadline_s=60)       # same, never blocks the event loop
         sb.info()                                          # dict for /health: isolation, workers, ...
 
 results[i] belongs to jobs[i]. JobResult.outcomes has one TestOutcome per test *case* (unittest method /
@@ -16,22 +16,28 @@ Design (docs/sandbox.md): each worker is a long-lived supervisor already inside 
 (isolation.py); per job the program runs in a candidate process forked from a pristine zygote and the
 tests run in a separate judge process that reaches the program only through a plain-data channel and
 decides every verdict (inside/). The worker enforces deadlines from outside. One dispatcher thread per
-worker feeds it from a shared queue; a call waits for its own jobs, so ``arun`` never blocks the event loop.
-A label's tests travel to a worker once (by digest) and are compiled once per worker.
+worker feeds it from two shared queues (lanes); a call waits for its own jobs, so ``arun`` never blocks the
+event loop. A label's tests travel to a worker once (by digest) and are compiled once per worker.
+
+Lanes: a job first runs in the fast lane with its per-test limit capped at a short probe limit; a test that
+exceeds the probe ends that run and the job goes to the slow lane, where it runs again from the start with
+its full limits. Dispatchers take fast-lane work first, from every call, so honest work never queues behind
+programs that hang. A call's deadline cuts it: its queued jobs are settled at once and its running ones are
+aborted in their workers, which stay warm; such results carry ``infra="deadline"``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import itertools
 import logging
 import os
-import queue
 import shutil
 import tempfile
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 
 from coderl.rewards.config import SandboxConfig
@@ -42,6 +48,31 @@ from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxErro
 log = logging.getLogger(__name__)
 _WORKER_SPECS = 256  # label specs a worker keeps (inside/worker.py's _SPEC_CACHE)
 _LABEL_JSONS = 4096  # labels whose JSON a pool keeps (as many as plan.py keeps plans of)
+_ABORT_GRACE_S = 5.0  # how long a worker told to abort a job may take to answer before it is replaced
+CUT = "cut by the batch deadline"
+# A probe longer than this share of the limit is not worth its cost: every hang pays probe + limit. Limits
+# derived from ref_time_s (<= 4 x ref, probe >= 2 x ref) are tight already, so those jobs run once, final
+# (scripts/bench/load.py, verified labels: 5% hangs 25.6 s with a 0.5 s probe, 17.1 s without).
+_PROBE_SHARE = 0.25
+
+
+def time_limits(label, cfg: SandboxConfig) -> tuple[float, float, float]:
+    """(per-test limit, job limit, probe limit; 0 = no probe) for a label's jobs.
+
+    The per-test limit is the label's own time_limit_s, else derived from its reference runtime (ref_time_s,
+    measured by data/preprocess.py --verify) with headroom and a floor, capped, else test_timeout_s. The job
+    limit leaves room for two slow-but-legit tests. The probe -- the first run's per-test limit -- is
+    probe_s, or twice the reference runtime when that is more; none when it is over a quarter of the limit."""
+    ref = label.ref_time_s
+    if label.time_limit_s:
+        test = label.time_limit_s
+    elif ref is not None:
+        test = min(max(cfg.time_floor_s, cfg.time_factor * ref), max(cfg.time_cap_s, cfg.time_floor_s))
+    else:
+        test = cfg.test_timeout_s
+    probe = max(cfg.probe_s, 2 * ref) if cfg.probe_s and ref is not None else cfg.probe_s
+    return test, max(cfg.job_timeout_s, 2 * test), probe if 0 < probe <= _PROBE_SHARE * test else 0.0
+
 
 class _Batch:
     """One run() / arun() call: how many of its jobs are still to finish, and how its caller is told.
@@ -50,14 +81,15 @@ class _Batch:
     a condition each, and for arun a call into the event loop per job) cost the server's GIL more than
     the rest of a job's dispatch."""
 
-    __slots__ = ("left", "lock", "event", "wake", "cancelled")
+    __slots__ = ("left", "lock", "event", "wake", "cut", "items")
 
     def __init__(self, wake=None) -> None:
         self.left = 0
         self.lock = threading.Lock()
         self.event = threading.Event() if wake is None else None
         self.wake = wake  # arun: called in whichever thread finishes the last job
-        self.cancelled = False  # arun's caller gave up: jobs still queued are skipped
+        self.cut = False  # the deadline passed or the caller gave up: nothing of it runs any more
+        self.items: list[_Item] = []
 
     def finished(self) -> None:
         if self.event is not None:
@@ -80,13 +112,56 @@ def _settle(item: _Item, result: JobResult) -> None:
 
 
 class _Item:
-    __slots__ = ("job", "payload", "spec", "expected", "batch", "result", "t0")
+    __slots__ = ("job", "payload", "spec", "expected", "batch", "result", "t0", "probe", "slot")
 
-    def __init__(self, job: Job, payload: dict, spec: dict, expected: int) -> None:
+    def __init__(self, job: Job, payload: dict, spec: dict, expected: int, probe: float) -> None:
         self.job, self.payload, self.spec, self.expected = job, payload, spec, expected
         self.batch: _Batch | None = None
         self.result: JobResult | None = None
         self.t0 = time.monotonic()
+        self.probe = probe  # > 0 while the job waits for (or runs) its fast-lane run
+        self.slot: int | None = None  # the dispatcher running it
+
+
+class _Lanes:
+    """The pool's two queues: dispatchers take fast-lane work (first runs) before slow-lane work (reruns
+    with full limits of jobs that exceeded the probe), whichever call it came from."""
+
+    def __init__(self) -> None:
+        self.fast: deque = deque()
+        self.slow: deque = deque()
+        self.cond = threading.Condition(threading.Lock())
+        self.stopping = 0  # dispatchers still to stop
+
+    def put(self, items, slow: bool = False) -> None:
+        with self.cond:
+            (self.slow if slow else self.fast).extend(items)
+            self.cond.notify(len(items))
+
+    def get(self):
+        """The next job, or None: this dispatcher stops."""
+        with self.cond:
+            while True:
+                if self.stopping:
+                    self.stopping -= 1
+                    return None
+                if self.fast:
+                    return self.fast.popleft()
+                if self.slow:
+                    return self.slow.popleft()
+                self.cond.wait()
+
+    def drain(self) -> list:
+        with self.cond:
+            out = list(self.fast) + list(self.slow)
+            self.fast.clear()
+            self.slow.clear()
+            return out
+
+    def stop(self, n: int) -> None:
+        with self.cond:
+            self.stopping += n
+            self.cond.notify_all()
 
 
 def pinned_cpu(slot: int, workers: int, cpus: list[int], enabled: bool = True) -> int | None:
@@ -103,12 +178,15 @@ class Sandbox:
         self.config = config or SandboxConfig()
         self.mode: str | None = None
         self.warnings: list[str] = []
-        self._queue: queue.Queue = queue.Queue()
+        self._lanes = _Lanes()
+        self._seq = itertools.count(1)  # names a job to its worker, so that an abort reaches only that job
+        self._wakes: list[tuple[int, int]] = []  # per slot: tells its dispatcher that its job was cut
         self._threads: list[threading.Thread] = []
         self._alive = [False] * self.config.workers
         self._lock = threading.Lock()
         self._state = "new"
-        self._stats = {"jobs": 0, "cached": 0, "tests": 0, "worker_restarts": 0, "worker_failures": 0}
+        self._stats = {"jobs": 0, "cached": 0, "tests": 0, "worker_restarts": 0, "worker_failures": 0,
+                       "slow_lane": 0, "cut": 0, "aborted": 0}
         self._labels: OrderedDict = OrderedDict()  # id(label) -> (label, its JSON)
         self._limits: dict | None = None  # the part of a job's payload that all jobs share
         self._tmp: tempfile.TemporaryDirectory | None = None
@@ -130,6 +208,7 @@ class Sandbox:
                 return
             self.mode, self.warnings = isolation.resolve_mode(self.config.isolation, self.config.tmp_size_mb)
             self._tmp = tempfile.TemporaryDirectory(prefix="coderl-sandbox-")
+            self._wakes = [os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC) for _ in range(self.config.workers)]
             ready = [threading.Event() for _ in range(self.config.workers)]
             errors: list[str] = []
             for slot in range(self.config.workers):
@@ -170,12 +249,19 @@ class Sandbox:
         except Exception as e:  # reported by start()
             errors.append(str(e))
         ready.set()
+        wake = self._wakes[slot][0]
         while True:
-            item = self._queue.get()
+            item = self._lanes.get()
             if item is None:
                 break
-            if item.batch.cancelled:
-                continue  # nobody waits for it any more
+            with item.batch.lock:
+                if item.batch.cut or item.result is not None:
+                    continue  # settled when its call was cut
+                item.slot = slot
+            try:
+                os.read(wake, 4096)  # a wake-up meant for a job that had already ended
+            except BlockingIOError:
+                pass
             try:
                 worker = self._handle(slot, item, worker, sent)
             except Exception as e:  # a bug here must neither kill this thread nor leave the caller waiting
@@ -183,7 +269,10 @@ class Sandbox:
                 if worker is not None:
                     worker.kill()  # its protocol state is unknown
                     worker = None
-                _settle(item, self._failed(item, "killed", f"sandbox error: {type(e).__name__}: {e}"))
+                _settle(item, self._failed(item, "killed", f"sandbox error: {type(e).__name__}: {e}", "worker"))
+            with item.batch.lock:
+                if item.slot == slot:  # not yet taken again from the slow lane by another dispatcher
+                    item.slot = None
         if worker is not None:
             worker.close()
         self._alive[slot] = False
@@ -197,12 +286,17 @@ class Sandbox:
             worker = self._replace(slot, item, sent)
             if worker is None:
                 return None
-        timeout = self.config.job_timeout_s + 15
+        timeout = item.payload["job_timeout_s"] + 15
         reply = None
+        probe = item.probe
+        base = {**item.payload, "seq": next(self._seq)}
+        if probe:
+            base["test_timeout_s"] = probe
+        batch = item.batch
         for _ in range(3):  # the worker may need the label's tests, or a replacement
             digest = item.payload["digest"]
-            payload = item.payload if digest in sent else {**item.payload, "spec": item.spec}
-            reply = worker.request(payload, timeout)
+            payload = base if digest in sent else {**base, "spec": item.spec}
+            reply = worker.request(payload, timeout, self._wakes[slot][0], lambda: batch.cut, _ABORT_GRACE_S)
             if reply is not None and reply.get("need_spec"):
                 sent.pop(digest, None)
                 continue
@@ -218,6 +312,17 @@ class Sandbox:
         sent.move_to_end(item.payload["digest"])
         while len(sent) > _WORKER_SPECS:
             sent.popitem(last=False)
+        if reply is not None and reply.get("aborted"):
+            self._stats["aborted"] += 1
+        if reply is not None and probe and reply.get("exceeded") is not None and "results" in reply and not batch.cut:
+            item.probe = 0.0  # needs more than the probe: again from the start, with its full limits
+            self._stats["slow_lane"] += 1
+            self._lanes.put([item], slow=True)
+            if not reply.get("clean", True):  # what the run left could not be cleaned: a fresh worker next
+                worker.kill()
+                self._stats["worker_restarts"] += 1
+                return None
+            return worker
         if reply is None or "error" in reply or "results" not in reply or not reply.get("clean", True):
             why = ("sandbox worker died" if reply is None and worker.alive() is False else
                    "sandbox worker overran the job deadline" if reply is None else
@@ -227,7 +332,7 @@ class Sandbox:
             worker = None
             self._stats["worker_restarts"] += 1
             if reply is None or "results" not in reply:
-                _settle(item, self._failed(item, "killed", why))
+                _settle(item, self._failed(item, "killed", why, "worker"))
                 return worker
         _settle(item, self._assemble(item, reply))
         return worker
@@ -242,18 +347,18 @@ class Sandbox:
         except Exception as e:
             self._alive[slot] = False
             self._stats["worker_failures"] += 1
-            _settle(item, self._failed(item, "killed", f"sandbox worker unavailable: {e}"))
+            _settle(item, self._failed(item, "killed", f"sandbox worker unavailable: {e}", "worker"))
             return None
 
-    def _failed(self, item: _Item, status: str, why: str) -> JobResult:
+    def _failed(self, item: _Item, status: str, why: str, infra: str) -> JobResult:
         return JobResult([TestOutcome(status, 0.0, why) for _ in range(item.expected)], item.expected,
-                         time.monotonic() - item.t0, detail=why, infra=why)
+                         time.monotonic() - item.t0, detail=why, infra=infra)
 
     def _assemble(self, item: _Item, reply: dict) -> JobResult:
         label, cap = item.job.label, self.config.detail_chars
         raw = reply.get("results") or []
         if len(raw) != item.expected:
-            return self._failed(item, "killed", f"ran {len(raw)} tests, the label declares {item.expected}")
+            return self._failed(item, "killed", f"ran {len(raw)} tests, the label declares {item.expected}", "worker")
         outcomes = []
         for i, r in enumerate(raw):
             status, detail = r.get("status", "killed"), r.get("detail") or ""
@@ -269,14 +374,14 @@ class Sandbox:
             outcomes.append(TestOutcome(status, float(r.get("runtime_s") or 0.0), detail[:cap]))
         stats = {"children": reply.get("children", 1), "sandbox_runtime_s": reply.get("runtime_s", 0.0)}
         return JobResult(outcomes, item.expected, time.monotonic() - item.t0, detail=reply.get("note", ""),
-                         stats=stats)
+                         stats=stats, infra="deadline" if reply.get("aborted") else "")
 
-    def _payload(self, job: Job, label_json: str) -> tuple[dict, dict, int]:
+    def _payload(self, job: Job, label_json: str) -> tuple[dict, dict, int, float]:
         label, cfg = job.label, self.config
         p = plan(label, label_json)
         if self._limits is None:  # the same for every job of this pool
             self._limits = {
-                "job_timeout_s": cfg.job_timeout_s, "detail_chars": cfg.detail_chars,
+                "detail_chars": cfg.detail_chars,
                 "max_value_bytes": cfg.max_value_mb << 20,
                 "limits": {"memory_mb": cfg.memory_mb, "cpu_time_s": cfg.cpu_time_s,
                            "max_file_size_mb": cfg.max_file_size_mb, "max_processes": cfg.max_processes,
@@ -284,9 +389,10 @@ class Sandbox:
         max_output = cfg.max_output_bytes
         if label.format == "stdio":  # room for an answer as long as the expected one (a size, never the text)
             max_output = max(max_output, 2 * max(len(t["output"].encode()) for t in label.tests) + 4096)
-        payload = {"digest": p["digest"], "code": job.code, "test_timeout_s": label.time_limit_s or cfg.test_timeout_s,
+        test_s, job_s, probe = time_limits(label, cfg)
+        payload = {"digest": p["digest"], "code": job.code, "test_timeout_s": test_s, "job_timeout_s": job_s,
                    "max_output": max_output, **self._limits}
-        return payload, p["spec"], len(p["spec"]["plan"])
+        return payload, p["spec"], len(p["spec"]["plan"]), probe
 
     def _label_json(self, label) -> str:
         """label.to_json(), computed once per label object: GRPO sends each label many times, in calls of a few
@@ -319,13 +425,14 @@ class Sandbox:
                 label_json = labels[id(job.label)] = self._label_json(job.label)
             key = (job.code, label_json) if self.config.dedup else len(items)
             if key not in uniq:
-                payload, spec, expected = self._payload(job, label_json)
-                item = _Item(job, payload, spec, expected)
+                payload, spec, expected, probe = self._payload(job, label_json)
+                item = _Item(job, payload, spec, expected, probe)
                 uniq[key] = len(items)
                 items.append(item)
             index.append(uniq[key])
         batch = _Batch(wake)
         batch.left = len(items)
+        batch.items = items
         for item in items:
             item.batch = batch
             if item.expected == 0:
@@ -335,12 +442,7 @@ class Sandbox:
         with self._lock:
             if self._state == "closed":
                 raise SandboxError("Sandbox is closed")
-            queued = [item for item in items if item.result is None]
-            q = self._queue
-            with q.mutex:  # Queue.put for the lot: one lock and one wake-up of each idle dispatcher
-                q.queue.extend(queued)
-                q.unfinished_tasks += len(queued)
-                q.not_empty.notify(len(queued))
+            self._lanes.put([item for item in items if item.result is None])
             self._stats["jobs"] += len(jobs)
             self._stats["cached"] += len(jobs) - len(items)
             self._stats["tests"] += sum(it.expected for it in items)
@@ -359,14 +461,35 @@ class Sandbox:
                 out.append(results[k])
         return out
 
-    def run(self, jobs: Sequence[Job]) -> list[JobResult]:
-        """Run jobs (blocking, thread-safe); results in input order. Never raises for a bad program."""
+    def _cut(self, batch: _Batch) -> None:
+        """End a call now: its unfinished jobs get a "deadline" result, and the workers running them abort them."""
+        with batch.lock:
+            if batch.cut:
+                return
+            batch.cut = True
+            left = [(item, item.slot) for item in batch.items if item.result is None]
+        n = 0
+        for item, slot in left:
+            n += 1
+            _settle(item, JobResult([TestOutcome("timeout", 0.0, CUT) for _ in range(item.expected)], item.expected,
+                                    time.monotonic() - item.t0, detail=CUT, infra="deadline"))
+            if slot is not None:
+                try:
+                    os.write(self._wakes[slot][1], b"x")
+                except (BlockingIOError, OSError):  # full: a wake-up is already pending
+                    pass
+        self._stats["cut"] += n
+
+    def run(self, jobs: Sequence[Job], deadline_s: float | None = None) -> list[JobResult]:
+        """Run jobs (blocking, thread-safe); results in input order. Never raises for a bad program. Jobs not
+        finished within deadline_s seconds are cut: their result has infra="deadline"."""
         items, index, batch = self._submit(jobs)
-        batch.event.wait()
+        if not batch.event.wait(deadline_s):
+            self._cut(batch)
         return self._expand([it.result for it in items], index)
 
-    async def arun(self, jobs: Sequence[Job]) -> list[JobResult]:
-        """Like run(), awaitable; the event loop is never blocked."""
+    async def arun(self, jobs: Sequence[Job], deadline_s: float | None = None) -> list[JobResult]:
+        """Like run(), awaitable; the event loop is never blocked. A cancelled call aborts its jobs."""
         if self._state != "running":
             await asyncio.to_thread(self.start)
         loop = asyncio.get_running_loop()
@@ -380,9 +503,11 @@ class Sandbox:
 
         items, index, batch = self._submit(jobs, wake)
         try:
-            await done
+            await asyncio.wait_for(asyncio.shield(done), deadline_s)
+        except asyncio.TimeoutError:
+            self._cut(batch)
         except asyncio.CancelledError:
-            batch.cancelled = True
+            self._cut(batch)
             raise
         return self._expand([it.result for it in items], index)
 
@@ -398,22 +523,18 @@ class Sandbox:
         self._state = "closed"
         if not was_running:
             return
-        pending = []
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if item is not None:
-                pending.append(item)
-        for item in pending:
-            _settle(item, self._failed(item, "killed", "sandbox closed before the job ran"))
-        for _ in self._threads:
-            self._queue.put(None)
+        for item in self._lanes.drain():
+            _settle(item, self._failed(item, "killed", "sandbox closed before the job ran", "closed"))
+        self._lanes.stop(len(self._threads))
         for t in self._threads:
-            t.join(timeout=self.config.job_timeout_s + 30)
+            t.join(timeout=2 * max(self.config.job_timeout_s, self.config.time_cap_s) + 30)
+        for item in self._lanes.drain():  # requeued for a rerun by a job that was running at close
+            _settle(item, self._failed(item, "killed", "sandbox closed before the job ran", "closed"))
         if self._tmp is not None:
             self._tmp.cleanup()
+        for fds in self._wakes:
+            for fd in fds:
+                os.close(fd)
 
     def info(self) -> dict:
         """Isolation mode, workers, limits and counters, for the server's /health."""

@@ -113,3 +113,27 @@ def test_verify_keeps_verl_rows_unverified(tmp_path):
     out, stats = read_out(tmp_path / "out")
     assert len(out) == 1 and stats["verify"]["unverified_no_reference_column"] == 1
     assert stats["verify"].get("problems_checked", 0) == 0
+
+
+def test_verify_records_the_reference_runtime_and_it_drives_the_limit(tmp_path):
+    """--verify keeps each reference's slowest passing test as ref_time_s; the sandbox derives the per-test
+    limit from it: a program 5x slower than the reference times out under a default that would let it pass."""
+    from coderl.rewards.config import SandboxConfig
+    from coderl.rewards.sandbox import Job, Sandbox
+
+    slow = "import time\ndef sq(x):\n    time.sleep(0.3)\n    return x * x\n"
+    mbpp = [{"task_id": 1, "text": "Square a number, slowly.", "code": slow, "test_setup_code": "",
+             "test_list": ["assert sq(2) == 4", "assert sq(3) == 9"], "challenge_test_list": []},
+            {"task_id": 2, "text": "Square a number.", "code": "def sq(x):\n    return x * x\n", "test_setup_code": "",
+             "test_list": ["assert sq(2) == 4"], "challenge_test_list": []}]
+    src = write_parquet(tmp_path / "mbpp.parquet", mbpp)
+    run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--verify", "--workers", "2")
+    out, _ = read_out(tmp_path / "out")
+    labels = {parse_label(r["label"]).source_id: parse_label(r["label"]) for r in out}
+    assert 0.3 <= labels["1"].ref_time_s < 1.0 and labels["2"].ref_time_s < 0.3
+    cfg = SandboxConfig(workers=1, test_timeout_s=4.0, time_floor_s=0.2, time_factor=2.0, probe_s=0)
+    slower = "import time\ndef sq(x):\n    time.sleep(1.5)\n    return x * x\n"  # 5x the reference, < 4 s
+    with Sandbox(cfg) as sb:
+        r = sb.run([Job(slower, labels["1"]), Job(slow, labels["1"])])
+    assert r[0].outcomes[0].status == "timeout"  # 2 x ref_time_s, not the 4 s default
+    assert r[1].pass_rate == 1.0  # the reference itself keeps passing

@@ -1,11 +1,20 @@
-"""rewards/executors.py RayExecutor through the real server: Ray actors, each holding a warm Sandbox pool,
-on a local Ray instance bound to loopback (started here, shut down in teardown)."""
+"""rewards/executors.py: the batch deadline carried down to the pools (LocalExecutor, RayExecutor), and
+RayExecutor through the real server: Ray actors, each holding a warm Sandbox pool, on a local Ray instance
+bound to loopback (started here, shut down in teardown)."""
 
 from __future__ import annotations
+
+import asyncio
+import time
 
 import httpx
 import pytest
 
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.executors import LocalExecutor, RayExecutor
+from coderl.rewards.labels import parse_label
+from coderl.rewards.result_cache import ResultCache
+from coderl.rewards.sandbox import Job
 from tests.support import PARTIAL_RATE, PROBLEMS, SYSTEM_THINK, ServerProc, chatml, rows, think, write_jsonl
 
 pytestmark = pytest.mark.timeout(180)
@@ -50,3 +59,51 @@ def test_ray_executor_scores_batches_on_actors(tmp_path, ray_address):
         assert f"coderl_result_cache_hits_total {float(len(queries))}" in metrics
     finally:
         assert server.stop() in (0, -15, 15), server.output()  # Ray's SIGTERM handler exits with 15
+
+
+LABEL = parse_label({"format": "assert", "tests": ["assert f(1) == 2", "assert f(2) == 3"]})
+GOOD, HANG = "def f(x):\n    return x + 1\n", "def f(x):\n    while True:\n        pass\n"
+CFG = SandboxConfig(workers=2, test_timeout_s=5.0, probe_s=0.2)  # the right job runs first in every pool
+
+
+def _cut_batch(executor, n_hangs: int = 4, deadline_s: float = 1.0):
+    jobs = [Job(GOOD, LABEL)] + [Job(HANG + f"# {i}\n", LABEL) for i in range(n_hangs)]
+    t0 = time.monotonic()
+    res = asyncio.run(executor.run(jobs, deadline_s))
+    return res, time.monotonic() - t0
+
+
+def test_local_executor_cuts_at_the_deadline_and_never_caches_a_cut():
+    ex = LocalExecutor(CFG, result_cache=ResultCache(100, 1 << 26), chunk_size=1)
+    ex.start()
+    try:
+        res, took = _cut_batch(ex)
+        assert took < 2.5, f"{took:.1f} s: the executor waited past its deadline"
+        assert res[0].pass_rate == 1.0 and not res[0].infra
+        assert {r.infra for r in res[1:]} == {"deadline"} and all(r.status == "timeout" for r in res[1:])
+        st = ex.last_stats
+        assert st["deadline_cut"] == 4 and st["deadline_missed"] == 0
+        again, _ = _cut_batch(ex)  # the same jobs: only the right program's verdict was kept
+        assert ex.last_stats["result_cache_hits"] == 1 and ex.last_stats["executed"] == 4
+        assert again[0].pass_rate == 1.0 and {r.infra for r in again[1:]} == {"deadline"}
+        t0 = time.monotonic()  # the cut jobs were stopped: the workers take the next batch at once
+        after = asyncio.run(ex.run([Job(GOOD + f"# after {i}\n", LABEL) for i in range(4)], 30))
+        assert [r.pass_rate for r in after] == [1.0] * 4 and time.monotonic() - t0 < 2.0
+        assert ex.info()["stats"]["worker_restarts"] == 0
+    finally:
+        ex.close()
+
+
+def test_ray_executor_passes_the_deadline_to_its_actors(ray_address):
+    ex = RayExecutor(CFG.model_copy(update={"workers": 1}), ray_address, actors=2, chunk_size=1)
+    ex.start()
+    try:
+        res, took = _cut_batch(ex, n_hangs=3, deadline_s=1.5)
+        assert took < 5, f"{took:.1f} s"
+        assert res[0].pass_rate == 1.0
+        assert {r.infra for r in res[1:]} == {"deadline"}
+        assert ex.last_stats["deadline_cut"] == 3
+        after = asyncio.run(ex.run([Job(GOOD + f"# after {i}\n", LABEL) for i in range(2)], 30))
+        assert [r.pass_rate for r in after] == [1.0, 1.0]
+    finally:
+        ex.close()

@@ -39,6 +39,9 @@ def test_round_trip(fmt):
     ({"format": "humaneval", "entry_point": "f", "tests": ["a", "b"]}, "exactly one check program"),
     ({"format": "assert", "tests": ["assert 1"], "entry_point": "not an id"}, "label.entry_point must be a Python identifier"),
     ({"format": "assert", "tests": ["assert 1"], "time_limit_s": 0}, "label.time_limit_s"),
+    ({"format": "assert", "tests": ["assert 1"], "ref_time_s": -1}, "label.ref_time_s must be a number of seconds"),
+    ({"format": "assert", "tests": ["assert 1"], "ref_time_s": "1.5"}, "label.ref_time_s must be a number of seconds"),
+    ({"format": "assert", "tests": ["assert 1"], "ref_time_s": True}, "label.ref_time_s must be a number of seconds"),
     ({"format": "assert", "tests": ["assert 1"], "version": 99}, "label.version 99 is not supported"),
     ({"format": "assert", "tests": ["assert 1"], "extra": "x"}, "label.extra must be an object"),
 ])
@@ -46,3 +49,9 @@ def test_bad_labels_name_the_field(raw, message):
     with pytest.raises(LabelError) as e:
         parse_label(json.dumps(raw) if not isinstance(raw, str) else raw)
     assert message in str(e.value)
+
+
+def test_ref_time_s_round_trips():
+    label = parse_label({"format": "assert", "tests": ["assert 1"], "ref_time_s": 0.25})
+    assert label.ref_time_s == 0.25 and parse_label(label.to_json()) == label
+    assert parse_label({"format": "assert", "tests": ["assert 1"]}).ref_time_s is None

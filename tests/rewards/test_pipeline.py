@@ -86,3 +86,24 @@ def test_a_response_cut_off_before_its_closing_fence_is_scored_when_complete():
         thinking, block_, cut = score(Scorer(RewardConfig()), sb, texts, None, [label_json("assert")] * 3)
     assert thinking.score == 1.0 and block_.score == 1.0
     assert cut.status == "no_code" and cut.score == 0.0
+
+
+def test_score_in_process_gets_the_lanes_and_the_deadline(caplog):
+    """pipeline.score (TRL, verl) shares the pool: right and CPU-heavy honest programs keep their verdicts
+    among more hangs than workers, and a deadline cuts what is left, reported as such."""
+    good = PROBLEMS["assert"][2]
+    busy = ("import time\n_t = time.monotonic()\nwhile time.monotonic() - _t < 0.3:\n    pass\n" + good)
+    hang = "def mul(a, b):\n    while True:\n        pass"
+    texts = [think(f"{hang}\n# {i}") for i in range(5)] + [think(good), think(busy)]
+    labels = [label_json("assert")] * len(texts)
+    scorer = Scorer(RewardConfig())
+    with Sandbox(SandboxConfig(workers=2, test_timeout_s=1.0, probe_s=0.1)) as sb:
+        items = score(scorer, sb, texts, None, labels)
+        assert [b.score for b in items] == [0.0] * 5 + [1.0, 1.0]
+        assert [b.status for b in items[:5]] == ["timeout"] * 5
+        assert sb.info()["stats"]["slow_lane"] >= 6  # the hangs and the busy one exceeded the probe
+        cut = score(scorer, sb, [think(f"{hang}\n# again {i}") for i in range(5)] + [think(good + "\n# again")],
+                    None, labels[:6], deadline_s=0.6)
+    assert [b.status for b in cut] == ["deadline"] * 5 + ["passed"]
+    assert "5 of 6 jobs cut" in caplog.text
+    assert [b.reward for b in cut[:5]] == pytest.approx([cut[5].reward] * 5)  # neutral within the prompt

@@ -414,8 +414,9 @@ def _tiny_tokenizer(path):
 
 
 def test_deadline_and_tokenizer_templates(tmp_path, data_path, server):
-    """A batch whose jobs cannot all finish by --batch_deadline_s is answered on time; unfinished jobs
-    score as failed. --tokenizer adds exact matching for an unknown chat template."""
+    """A batch whose jobs cannot all finish by --batch_deadline_s is answered on time; the jobs it cut are
+    reported as cut and get the neutral reward, and stop at once. --tokenizer adds exact matching for an
+    unknown chat template."""
     tok = _tiny_tokenizer(tmp_path / "tok")
     s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "2", "--test_timeout_s", "2",
                     "--job_timeout_s", "4", "--batch_deadline_s", "3", "--chunk_size", "1",
@@ -429,16 +430,27 @@ def test_deadline_and_tokenizer_templates(tmp_path, data_path, server):
         # without --tokenizer the same query is not found
         assert post(server, {"query": [custom]}).json()["extra_logs"]["reward/unmatched"] == [1.0]
 
+        # 6 programs that never end, 2 workers: each costs a 0.5 s probe, then a 2 s rerun in the slow lane,
+        # which the 3 s deadline cuts. The right programs beside them finish first, in the fast lane.
         loop = "def mul(a, b):\n    while True:\n        pass"
-        queries = [q("call")] + [chatml(SYSTEM_THINK, PROBLEMS["assert"][0], think(loop + f"\n# {i}"))
-                                 for i in range(6)]
+        queries = [q("call"), q("assert")] + [chatml(SYSTEM_THINK, PROBLEMS["assert"][0], think(loop + f"\n# {i}"))
+                                              for i in range(6)]
         t0 = time.monotonic()
         out = post(s, {"query": queries}, token=None).json()
         elapsed = time.monotonic() - t0
-        assert elapsed < 10, elapsed
-        assert out["scores"][1:] == [0.0] * 6
-        assert out["extra_logs"]["reward/timeout"][1:] == [1.0] * 6
-        assert "batch deadline" in s.output()
+        assert elapsed < 5, elapsed
+        assert out["scores"] == [1.0, 1.0] + [0.0] * 6  # no verdict for the cut ones
+        assert out["extra_logs"]["reward/cut"] == [0.0, 0.0] + [1.0] * 6
+        # neutral: the mean reward of the finished samples of the same prompt (here the right one)
+        assert out["rewards"][2:] == pytest.approx([out["rewards"][1]] * 6)
+        assert "6 of 8 jobs cut" in s.output()
+        metrics = httpx.get(f"{s.url}/metrics", timeout=10).text
+        assert "coderl_deadline_misses_total 6.0" in metrics
+        # the cut work stopped at once: the next batch finishes at its own pace, with its own verdicts
+        t0 = time.monotonic()
+        after = post(s, {"query": [chatml(SYSTEM_THINK, PROBLEMS["assert"][0], think(PROBLEMS["assert"][2] + f"\n# {i}"))
+                                   for i in range(6)]}, token=None).json()
+        assert after["scores"] == [1.0] * 6 and time.monotonic() - t0 < 2.5
         assert httpx.get(f"{s.url}/health", timeout=10).json()["ready"] is True  # still serving
     finally:
         assert s.stop() in CLEAN_EXIT, s.output()

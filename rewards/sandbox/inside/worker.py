@@ -7,8 +7,12 @@ Three processes serve it, each in its own role:
   candidate  per job (per test for stdio); runs the program and answers the judge (candidate.py)
 The worker enforces every deadline from outside: a test that outlives its time limit gets its candidate
 killed (and the judge too if it does not answer), the verdicts already decided are kept, and a fresh
-candidate runs the remaining tests. After each job it kills whatever the job left and empties the scratch
-directories. Protocol with the server on its stdin/stdout: one frame in (the job), one frame out.
+candidate runs the remaining tests -- except after a timeout: a test that outlives its limit ends the job (plain
+Python under one overall limit stops at its first hang too), so a program that never ends costs one limit.
+After each job it kills whatever the job left and empties the scratch directories. Protocol with the server
+on its stdin/stdout: one frame in (the job), one frame out; while a job runs, an {"abort": seq} frame for it
+(the batch that wanted it gave up) kills its program and sends the reply at once. An abort for a job that
+already ended is ignored.
 stdlib only: this module runs inside the sandbox.
 """
 
@@ -103,6 +107,11 @@ class Worker:
         self.ledger = None  # shared with the judge only (made after the zygote's fork): verdicts as decided
         self.specs = {}
         self.landlock = []
+        self.inbox = framing.Reader(1 << 30)  # the server's frames: jobs, and aborts that arrive while one runs
+        self.proto_in = None
+        self.seq = None  # the running job's sequence number, which an abort names
+        self.aborted = False
+        self.exceeded = None  # the test whose time limit ended the job
 
     # ---------------------------------------------------------------- helpers
     def start_zygote(self):
@@ -353,6 +362,7 @@ class Worker:
         os.mkdir(jobdir, 0o700)
         deadline_job = t0 + job["job_timeout_s"]
         note, children = "", 0
+        self.seq, self.aborted, self.exceeded = job.get("seq"), False, None
         if spec["format"] == "stdio":
             children = self._run_stdio(job, spec, jobdir, results, deadline_job)
         else:
@@ -361,10 +371,52 @@ class Worker:
                 children += 1
                 if not self._attempt(job, spec, jobdir, remaining, results, deadline_job):
                     break
+                if self.aborted or self.exceeded is not None:
+                    break
+        if self.aborted:
+            rest = {"status": "timeout", "runtime_s": 0.0, "detail": "cut by the batch deadline"}
+        elif self.exceeded is not None:
+            rest = {"status": "timeout", "runtime_s": 0.0,
+                    "detail": f"not run: test {self.exceeded} exceeded its time limit"}
+        else:
+            rest = {"status": "timeout", "runtime_s": 0.0, "detail": "job wall-clock limit exceeded"}
         for i in range(n):
             if results[i] is None:
-                results[i] = {"status": "timeout", "runtime_s": 0.0, "detail": "job wall-clock limit exceeded"}
-        return {"results": results, "note": note, "children": children, "runtime_s": time.monotonic() - t0}
+                results[i] = dict(rest)
+        reply = {"results": results, "note": note, "children": children, "runtime_s": time.monotonic() - t0}
+        if self.aborted:
+            reply["aborted"] = True
+        if self.exceeded is not None:
+            reply["exceeded"] = self.exceeded
+        self.seq = None
+        return reply
+
+    def poll_inbox(self):
+        """Read what the server sent while a job runs; True when it aborts this job (or the server is gone)."""
+        chunk = os.read(self.proto_in, 1 << 16)
+        if not chunk:
+            self.aborted = True
+            return True
+        try:
+            frames = self.inbox.feed(chunk)
+        except framing.FrameError:
+            self.aborted = True
+            return True
+        for f in frames:
+            if "abort" in f:
+                self.aborted = self.aborted or (f["abort"] is not None and f["abort"] == self.seq)
+            else:
+                self.inbox.pending.append(f)
+        return self.aborted
+
+    def _abort(self, cand):
+        """The batch gave up on this job: kill its program now; the judge, maybe mid-test, is restarted."""
+        try:
+            os.killpg(cand.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.stop_judge()
+        return "aborted"
 
     def _attempt(self, job, spec, jobdir, remaining, results, deadline_job):
         """One candidate (and judge) over the remaining tests; False when nothing more can run."""
@@ -418,13 +470,17 @@ class Worker:
         t_test = job["test_timeout_s"] + self._hold(job)
         deadline = min(time.monotonic() + t_test, deadline_job)
         started = False  # the program loaded: from now on the test that hangs is the first one unreported
-        fds = [self.jsock, cand.out, cand.err, self.zsock]
+        fds = [self.jsock, cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 return self._timed_out(cand, started, remaining, results, deadline_job)
             ready, _, _ = select.select(fds, [], [], left)
             for fd in ready:
+                if fd is self.proto_in:
+                    if self.poll_inbox():
+                        return self._abort(cand)
+                    continue
                 if fd is self.zsock:
                     if self._zmsg(time.monotonic()) is None and self.dirty:
                         fds.remove(self.zsock)
@@ -535,6 +591,8 @@ class Worker:
             for rec in records:
                 if rec[0] == "end" and rec[1] in remaining:  # decided before the kill, or ended by it
                     hit = hit or rec[2] == "killed"
+                    if rec[2] == "killed":
+                        self.exceeded = rec[1]
                     results[rec[1]] = dict(timeout) if rec[2] == "killed" else {
                         "status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
                     remaining.remove(rec[1])
@@ -550,9 +608,11 @@ class Worker:
         self._charge(timeout, started, remaining, results)
         return "restart"
 
-    @staticmethod
-    def _charge(timeout, started, remaining, results):
-        """The timeout goes to the first test unreported, or to all of them if the program never loaded."""
+    def _charge(self, timeout, started, remaining, results):
+        """The timeout goes to the first test unreported, or to all of them if the program never loaded; either
+        way it ends the job."""
+        if remaining:
+            self.exceeded = remaining[0]
         for i in remaining[:1] if started else list(remaining):
             results[i] = dict(timeout)
             remaining.remove(i)
@@ -575,23 +635,37 @@ class Worker:
                 pass
             cand.chan.close()
             cand.chan = None
-            results[i] = self._watch_stdio(job, cand, deadline_job)
+            r = results[i] = self._watch_stdio(job, cand, deadline_job)
             self.kill_candidate(cand)
-            results[i]["stdout"] = bytes(cand.bufs[cand.out]).decode("utf-8", "replace")
-            results[i]["truncated"] = cand.dropped[cand.out] > 0
+            r["stdout"] = bytes(cand.bufs[cand.out]).decode("utf-8", "replace")
+            r["truncated"] = cand.dropped[cand.out] > 0
             if not self.sweep():
                 self.dirty = True
+            if self.aborted:
+                results[i] = None
+                break
+            if r["status"] == "timeout" and r.get("wall"):  # one case that hangs ends the job
+                self.exceeded = i
+                break
+        for r in results:
+            if r is not None:
+                r.pop("wall", None)
         return children
 
     def _watch_stdio(self, job, cand, deadline_job):
         t0 = time.monotonic()
         deadline = min(t0 + job["test_timeout_s"], deadline_job)
-        fds = [cand.out, cand.err, self.zsock]
+        fds = [cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
         while cand.pid not in self.zexits:
             left = deadline - time.monotonic()
             if left <= 0:
-                return {"status": "timeout", "runtime_s": time.monotonic() - t0, "detail": "wall-clock limit exceeded"}
+                return {"status": "timeout", "runtime_s": time.monotonic() - t0, "detail": "wall-clock limit exceeded",
+                        "wall": True}
             for fd in select.select(fds, [], [], left)[0]:
+                if fd is self.proto_in:
+                    if self.poll_inbox():
+                        return {"status": "timeout", "runtime_s": 0.0, "detail": "cut by the batch deadline"}
+                    continue
                 if fd is self.zsock:
                     if self._zmsg(time.monotonic()) is None and self.dirty:
                         return {"status": "killed", "runtime_s": 0.0, "detail": "sandbox zygote died"}
@@ -662,6 +736,7 @@ def main(cfg):
     builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
     builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
     worker = Worker(cfg, libc)
+    worker.proto_in = proto_in
     worker.start_zygote()  # first: nothing of any job exists yet
     if os.geteuid() != 0:
         jobns.drop_capabilities(libc)  # bubblewrap's CAP_SYS_ADMIN was for the zygote's pid namespace only
@@ -675,11 +750,13 @@ def main(cfg):
                              "landlock": worker.landlock, "seccomp": worker.seccomp, "jobns": worker.rsock is not None})
     while True:
         try:
-            job = framing.recv(proto_in, 1 << 30)
+            job = worker.inbox.recv(proto_in)
         except framing.FrameError:
             break
         if job is None:
             break
+        if "abort" in job:  # for a job that ended before the abort came
+            continue
         if worker.dirty:
             framing.send(proto_out, {"retry": True})  # replace me and resend the job
             break

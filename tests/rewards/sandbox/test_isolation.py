@@ -100,3 +100,36 @@ def test_a_bubblewrap_that_refuses_the_capability_still_runs_jobs_and_says_what_
     with Sandbox(SandboxConfig(isolation="bwrap", workers=1)) as sb:
         assert any("pid namespace" in w for w in sb.info()["warnings"]), sb.info()["warnings"]
         assert sb.run([Job("def f(x):\n    return x * x\n", label)])[0].pass_rate == 1.0
+
+
+def test_an_abort_ends_only_the_job_it_names_and_keeps_the_worker(tmp_path):
+    """The pool aborts a job a deadline cut by its sequence number; an abort that arrives after its job ended
+    (the cut raced the reply) must not end the next job, and an aborted worker takes the next job at once."""
+    import threading
+
+    from coderl.rewards.labels import parse_label
+    from coderl.rewards.sandbox import Job, Sandbox
+    from coderl.rewards.sandbox.inside import framing
+
+    cfg = SandboxConfig(test_timeout_s=5.0, probe_s=0)
+    label = parse_label({"format": "assert", "tests": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]})
+    payload, spec, _, _ = Sandbox(cfg)._payload(Job("", label), label.to_json())
+    right, hang = "def add(a, b):\n    return a + b\n", "def add(a, b):\n    while True:\n        pass\n"
+    wake_r, wake_w = os.pipe()
+    w = WorkerProcess("bwrap", cfg, str(tmp_path))
+    try:
+        assert w.request({**payload, "spec": spec, "code": right, "seq": 1}, 10)["results"][0]["status"] == "passed"
+        assert w._write(framing.pack({"abort": 1}), time.monotonic() + 5)  # late: job 1 has ended
+        r2 = w.request({**payload, "code": right, "seq": 2}, 10)
+        assert not r2.get("aborted") and [r["status"] for r in r2["results"]] == ["passed", "passed"]
+        threading.Timer(0.3, os.write, (wake_w, b"x")).start()
+        t0 = time.monotonic()
+        r3 = w.request({**payload, "code": hang, "seq": 3}, 10, wake_r, lambda: True, grace=5)
+        assert time.monotonic() - t0 < 1.5  # not the 5 s limit
+        assert r3["aborted"] and {r["detail"] for r in r3["results"]} == {"cut by the batch deadline"}
+        r4 = w.request({**payload, "code": right, "seq": 4}, 10)
+        assert [r["status"] for r in r4["results"]] == ["passed", "passed"] and w.alive()
+    finally:
+        w.kill()
+        os.close(wake_r)
+        os.close(wake_w)

@@ -18,7 +18,7 @@ import pytest
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
 from coderl.rewards.sandbox import STATUSES, Job, Sandbox, SandboxError, count_tests, isolation_info
-from coderl.rewards.sandbox.pool import pinned_cpu
+from coderl.rewards.sandbox.pool import pinned_cpu, time_limits
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -244,7 +244,8 @@ def test_timeout_is_enforced_from_outside(sb):
     label = parse_label({"format": "assert", "time_limit_s": 0.5, "tests": ["assert f()", "assert g()"]})
     t0 = time.monotonic()
     r = sb.run([Job(code, label)])[0]
-    assert [o.status for o in r.outcomes] == ["timeout", "passed"]  # a fresh child runs the next test
+    assert [o.status for o in r.outcomes] == ["timeout", "timeout"]  # the hang ended the job
+    assert r.outcomes[1].detail == "not run: test 0 exceeded its time limit"
     assert time.monotonic() - t0 < 5
 
 
@@ -275,13 +276,21 @@ SPIN = FN + "def spin(*a):\n    while True:\n        pass\n"
     # The judge holds its records back for a moment and sends them together (inside/worker.py, _HOLD_S):
     # after a kill it must still credit what was decided and charge the timeout to the test that hung.
     (["assert add(1, 2) == 3", "assert mul(2, 3) == 6", "assert spin()", "assert add(2, 2) == 4"],
-     ["passed", "passed", "timeout", "passed"]),
+     ["passed", "passed", "timeout", "timeout"]),
     # A test that loops in the judge itself: the judge cannot answer, so the worker must find the test again.
-    (["assert add(1, 2) == 3", "while True:\n    pass", "assert add(2, 2) == 4"], ["passed", "timeout", "passed"]),
+    (["assert add(1, 2) == 3", "while True:\n    pass", "assert add(2, 2) == 4"], ["passed", "timeout", "timeout"]),
 ])
-def test_a_hang_costs_only_its_own_test(sb, tests, statuses):
-    label = parse_label({"format": "assert", "time_limit_s": 0.5, "tests": tests})
-    assert [o.status for o in sb.run([Job(SPIN, label)])[0].outcomes] == statuses
+def test_a_hang_ends_its_job_after_one_limit(sb, tests, statuses):
+    """Plain Python under one overall limit stops at its first hang: so does a job, and a program that never
+    ends costs one per-test limit, however many tests follow."""
+    label = parse_label({"format": "assert", "time_limit_s": 0.5, "tests": tests + ["assert add(0, 0) == 0"] * 6})
+    t0 = time.monotonic()
+    r = sb.run([Job(SPIN, label)])[0]
+    took = time.monotonic() - t0
+    assert [o.status for o in r.outcomes] == statuses + ["timeout"] * 6
+    hung = statuses.index("timeout")
+    assert r.outcomes[-1].detail == f"not run: test {hung} exceeded its time limit"
+    assert took < 0.5 + 0.5 + 1.5, f"{took:.1f} s: more than one limit (plus a probe) for one hang"
 
 
 def test_a_fixture_that_hangs_costs_the_tests_it_sets_up(sb):
@@ -290,7 +299,7 @@ def test_a_fixture_that_hangs_costs_the_tests_it_sets_up(sb):
            "    def test_x(self):\n        pass\n    def test_y(self):\n        pass\n"
            "class C(unittest.TestCase):\n    def test_z(self):\n        self.assertEqual(mul(2, 3), 6)\n")
     label = parse_label({"format": "unittest", "time_limit_s": 0.5, "tests": [mod]})
-    assert [o.status for o in sb.run([Job(SPIN, label)])[0].outcomes] == ["passed", "timeout", "timeout", "passed"]
+    assert [o.status for o in sb.run([Job(SPIN, label)])[0].outcomes] == ["passed", "timeout", "timeout", "timeout"]
 
 
 def test_each_worker_keeps_to_a_cpu_of_its_own():
@@ -437,7 +446,7 @@ def test_rlimits_fallback_mode(monkeypatch):
         assert s.info()["mode"] == "rlimits" and s.info()["warnings"]  # loud: weaker isolation
         r = s.run([Job(code, label), Job(PROGRAMS["timeout"], label), Job(STDIO["passing"], parse_label(LABELS["stdio"]))])
     assert [o.status for o in r[0].outcomes] == ["passed", "passed", "failed"]
-    assert [o.status for o in r[1].outcomes] == ["timeout", "error", "timeout"]
+    assert [o.status for o in r[1].outcomes] == ["timeout", "timeout", "timeout"]  # the first hang ends the job
     assert r[2].pass_rate == 1.0
 
 
@@ -496,3 +505,141 @@ def test_cancelled_arun_leaves_the_pool_working(sb):
     res = sb.run([Job(FN + f"# after {i}\n", label) for i in range(4)])
     assert [r.pass_rate for r in res] == [1.0] * 4
     assert sb.info()["workers_alive"] == sb.config.workers
+
+
+# ----------------------------------------------------------------------------- lanes, limits and deadline cuts
+HANG = "def add(a, b):\n    while True:\n        pass\n"
+BUSY = ("import time\ndef add(a, b):\n    t = time.monotonic()\n    while time.monotonic() - t < {s}:\n"
+        "        pass\n    return a + b\n")  # a CPU-heavy honest program: right, but needs {s} s per test
+ADD = parse_label({"format": "assert", "tests": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]})
+
+
+@pytest.fixture(scope="module")
+def lanes():
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=2, test_timeout_s=1.5, job_timeout_s=10.0,
+                               probe_s=0.1)) as s:
+        yield s
+
+
+def test_time_limits_come_from_the_label():
+    cfg = SandboxConfig(test_timeout_s=4.0, job_timeout_s=20.0, probe_s=0.5)
+    assert time_limits(ADD, cfg) == (4.0, 20.0, 0.5)  # no data: the documented default
+    verified = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 0.01})
+    assert time_limits(verified, cfg) == (1.0, 20.0, 0.0)  # the floor; a limit that tight needs no probe
+    heavy = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 4.6})
+    assert time_limits(heavy, cfg) == (18.4, 36.8, 0.0)  # 4 x the reference; the job fits two such tests
+    assert time_limits(verified, cfg.model_copy(update={"probe_s": 0.2, "time_floor_s": 2.0}))[2] == 0.2
+    huge = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 30.0})
+    assert time_limits(huge, cfg)[0] == 20.0  # the cap
+    given = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 0.01, "time_limit_s": 0.3})
+    assert time_limits(given, cfg) == (0.3, 20.0, 0.0)  # the dataset's own limit wins; no probe would be short enough
+    assert time_limits(ADD, cfg.model_copy(update={"probe_s": 0.0}))[2] == 0.0
+
+
+def test_a_right_program_gets_the_same_verdict_among_more_hangs_than_workers(lanes):
+    right = [Job(FN + f"# right {i}\n", ADD) for i in range(4)]
+    wrong = [Job(PROGRAMS["failing"] + f"# wrong {i}\n", ADD) for i in range(4)]
+    hangs = [Job(HANG + f"# hang {i}\n", ADD) for i in range(6)]
+    alone = lanes.run(right[:1] + wrong[:1])
+    t0 = time.monotonic()
+    batch = [j for trio in zip(hangs, right + wrong[:2], strict=False) for j in trio] + wrong[2:]
+    res = lanes.run(batch)
+    took = time.monotonic() - t0
+    by_code = {j.code: r for j, r in zip(batch, res, strict=True)}
+    for j in right:
+        assert [o.status for o in by_code[j.code].outcomes] == [o.status for o in alone[0].outcomes] == ["passed"] * 2
+    for j in wrong:
+        assert [o.status for o in by_code[j.code].outcomes] == [o.status for o in alone[1].outcomes]
+    for j in hangs:
+        r = by_code[j.code]
+        assert [o.status for o in r.outcomes] == ["timeout", "timeout"] and not r.infra
+        assert r.outcomes[1].detail == "not run: test 0 exceeded its time limit"
+    # each hang costs a probe plus one full limit, spread over 2 workers: 6 x 1.6 / 2 = 4.8 s, not 6 x 2 x 1.5
+    assert took < 9, f"{took:.1f} s"
+
+
+def test_the_fast_lane_runs_honest_work_before_reruns(lanes):
+    hangs = [Job(HANG + f"# first {i}\n", ADD) for i in range(4)]
+    order: list[str] = []
+
+    def later():
+        time.sleep(0.5)  # the hangs have left the fast lane and wait in the slow one
+        t = time.monotonic()
+        r = lanes.run([Job(FN + "# later\n", ADD)])
+        order.append(f"{r[0].status} {time.monotonic() - t:.2f}")
+
+    th = threading.Thread(target=later)
+    th.start()
+    lanes.run(hangs)
+    th.join(10)
+    status, took = order[0].split()
+    assert status == "passed"
+    assert float(took) < 1.6 + 0.5, f"{took} s: a later call's first run waited behind the slow lane"
+
+
+@pytest.mark.parametrize("seconds", [0.3])
+def test_a_cpu_heavy_honest_program_keeps_its_verdict(lanes, seconds):
+    before = lanes.info()["stats"]["slow_lane"]
+    r = lanes.run([Job(BUSY.format(s=seconds), ADD), Job(HANG + "# beside it\n", ADD)])
+    assert [o.status for o in r[0].outcomes] == ["passed", "passed"], [o.detail for o in r[0].outcomes]
+    assert lanes.info()["stats"]["slow_lane"] - before >= 2  # both exceeded the 0.1 s probe: ran again in full
+
+
+def test_ref_time_s_drives_the_limit(lanes):
+    verified = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 0.05})  # limit: the 1 s floor, not 1.5 s
+    r = lanes.run([Job(BUSY.format(s=1.2), verified), Job(BUSY.format(s=1.2), ADD)])
+    assert r[0].outcomes[0].status == "timeout"  # 1.2 s > 1.0 s: the label's own limit
+    assert [o.status for o in r[1].outcomes] == ["passed", "passed"]  # 1.2 s < 1.5 s: the default
+
+
+def test_stdio_lanes_hangs_and_cuts(lanes):
+    label = parse_label({"format": "stdio", "tests": [{"input": f"{i} 1\n", "output": f"{i + 1}\n"} for i in range(5)]})
+    busy = ("import time\nt = time.monotonic()\nwhile time.monotonic() - t < 0.3:\n    pass\n"
+            "a, b = map(int, input().split())\nprint(a + b)\n")
+    t0 = time.monotonic()
+    r = lanes.run([Job(STDIO["timeout"], label), Job(busy, label), Job(STDIO["passing"], label)])
+    assert time.monotonic() - t0 < 0.1 + 1.5 + 0.3 * 5 + 3
+    assert [o.status for o in r[0].outcomes] == ["timeout"] * 5  # one case hung: the job ended
+    assert r[0].outcomes[1].detail == "not run: test 0 exceeded its time limit"
+    assert r[1].pass_rate == 1.0 and r[2].pass_rate == 1.0
+    t0 = time.monotonic()
+    cut = lanes.run([Job(STDIO["timeout"] + f"# {i}\n", label) for i in range(4)], deadline_s=0.3)
+    assert time.monotonic() - t0 < 1.0
+    assert {(r.infra, r.outcomes[0].detail) for r in cut} == {("deadline", "cut by the batch deadline")}
+    after = lanes.run([Job(STDIO["passing"] + f"# {i}\n", label) for i in range(2)])
+    assert [r.pass_rate for r in after] == [1.0, 1.0]
+
+
+def test_a_deadline_cut_is_reported_and_frees_the_workers_at_once(lanes):
+    stats0 = dict(lanes.info()["stats"])
+    hangs = [Job(HANG + f"# cut {i}\n", ADD) for i in range(6)]
+    t0 = time.monotonic()
+    res = lanes.run(hangs + [Job(FN + "# cut right\n", ADD)], deadline_s=0.5)
+    assert time.monotonic() - t0 < 1.0  # the call returns at its deadline
+    assert res[-1].pass_rate == 1.0 and not res[-1].infra  # finished in the fast lane, before the cut
+    for r in res[:-1]:
+        assert r.infra == "deadline" and r.status == "timeout" and r.detail == "cut by the batch deadline"
+    t0 = time.monotonic()
+    after = lanes.run([Job(FN + f"# after {i}\n", ADD) for i in range(6)])
+    assert time.monotonic() - t0 < 1.5, "the next call waited for the work the cut abandoned"
+    assert [r.pass_rate for r in after] == [1.0] * 6
+    stats = lanes.info()["stats"]
+    assert stats["cut"] - stats0["cut"] == 6
+    assert stats["aborted"] - stats0["aborted"] >= 1  # running jobs were aborted in their workers...
+    assert stats["worker_restarts"] == stats0["worker_restarts"]  # ...which stayed warm
+    assert lanes.info()["workers_alive"] == 2
+
+
+def test_a_cancelled_arun_aborts_its_running_jobs(lanes):
+    stats0 = dict(lanes.info()["stats"])
+
+    async def give_up():
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(lanes.arun([Job(HANG + f"# gone {i}\n", ADD) for i in range(4)]), 0.3)
+
+    asyncio.run(give_up())
+    t0 = time.monotonic()
+    assert lanes.run([Job(FN + "# next\n", ADD)])[0].pass_rate == 1.0
+    assert time.monotonic() - t0 < 1.0
+    assert lanes.info()["stats"]["aborted"] - stats0["aborted"] >= 1
+    assert lanes.info()["stats"]["worker_restarts"] == stats0["worker_restarts"]
