@@ -115,6 +115,21 @@ need=(torch transformers tokenizers matplotlib)
 missing="$(missing_modules "$PYTHON" "${need[@]}")"
 [[ -z $missing ]] || die 2 "PYTHON=$PYTHON cannot import $missing (even DRY_RUN=1 trains a tiny model): bash \
 scripts/test.sh installs them into .venv (CPU torch + .[learning-check]), then PYTHON=.venv/bin/python"
+if [[ $TRAINER == openrlhf ]]; then  # checked before any stage runs
+  # The server must be ours: a port already taken (say by another check) would leave our server dead and the
+  # health poll answered by the other one.
+  port_free() { "$PYTHON" -c 'import socket, sys
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)' "$1"; }
+  if [[ -z $PORT ]]; then
+    PORT="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  else
+    port_free "$PORT" || die 2 "PORT=$PORT is in use by another process; free it, or leave PORT empty to pick a free one"
+  fi
+fi
 export OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
@@ -157,19 +172,6 @@ else
 fi
 
 if [[ $TRAINER == openrlhf ]]; then
-  # The server must be ours: a port already taken (say by another check) would leave our server dead and the
-  # health poll answered by the other one.
-  port_free() { "$PYTHON" -c 'import socket, sys
-s = socket.socket()
-try:
-    s.bind(("127.0.0.1", int(sys.argv[1])))
-except OSError:
-    sys.exit(1)' "$1"; }
-  if [[ -z $PORT ]]; then
-    PORT="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-  else
-    port_free "$PORT" || die 2 "PORT=$PORT is in use by another process; free it, or leave PORT empty to pick a free one"
-  fi
   stage "reward server on port $PORT"
   "$PYTHON" "$ROOT/rewards/reward_server.py" --data_path "$TRAIN" --port "$PORT" >"$OUT/server.log" 2>&1 &
   SRV=$!
