@@ -103,6 +103,14 @@ def test_report_pass_fail_and_files(tmp_path):
     assert "b: pass@1 +10.0 < 15.0" in json.loads((out / "report.json").read_text())["verdict"]
 
 
+def test_report_fails_a_gain_that_costs_pass_at_k(tmp_path):
+    _fake_run(tmp_path / "a", 0.20, 0.40, [0.1, 0.2, 0.3, 0.4])
+    after = tmp_path / "a" / "eval_after" / "summary.json"
+    after.write_text(json.dumps({"pass@1": 0.40, "pass@8": 0.35}))  # before: pass@8 0.40
+    ok, line = report.verdict({"a": report.summarize_run(tmp_path / "a")}, 15)
+    assert not ok and "a: pass@8 falls (40.0 -> 35.0)" in line
+
+
 def test_report_flat_reward_fails_and_missing_run_is_named(tmp_path, capsys):
     _fake_run(tmp_path / "a", 0.1, 0.5, [0.5, 0.5, 0.5])
     ok, line = report.verdict({"a": report.summarize_run(tmp_path / "a")}, 15)
