@@ -36,7 +36,9 @@ METRICS = {
 }
 # what a trainer cannot log, and why (the report says so instead of listing it as missing)
 NOT_LOGGED = {"trl": {"train/group_norm_fallback_frac": "TRL's group normalisation has no low-std fallback (the "
-                      "adaptive group norm is our OpenRLHF patch): every group is divided by its std + 1e-4"}}
+                      "adaptive group norm is our OpenRLHF patch): every group is divided by its std + 1e-4"},
+              "openrlhf": {"train/all_passed": "OpenRLHF 0.5.7 drops the reward's extra_logs (the reward server's "
+                           "/metrics holds the last batch's components)"}}
 
 
 def read_scalars(tb_dir: str | Path) -> dict[str, list[tuple[int, float]]]:
@@ -165,7 +167,8 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
         rows.append(f"| {n} | {cells} | {rw} | {kl} | {r['steps']} |")
     missing = sorted({t for r in runs.values() for t in r["missing_metrics"]})
     note = f"\nNot logged by the run: {', '.join(missing)}\n" if missing else ""
-    note += "".join(f"\n{METRICS[t][0]}: not logged: {why}.\n" for t, why in NOT_LOGGED.get(trainer, {}).items())
+    note += "".join(f"\n{METRICS[t][0]}: not logged: {why}.\n" for t, why in NOT_LOGGED.get(trainer, {}).items()
+                    if not any(t in r["curves"] for r in runs.values()))
     rows += timing_table(runs, shared or [])
     if env:
         rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, "

@@ -65,6 +65,8 @@ dflt() {
   elif [[ $TRAINER == trl ]]; then printf '%s\n' "$1"
   else printf '%s\n' "$2"; fi
 }
+# gdflt TRL OPENRLHF TRL_DRY: GRPO's defaults; DRY_RUN=1 shrinks only TRL's, as OpenRLHF's are only printed
+gdflt() { if [[ $DRY_RUN == 1 && $TRAINER == trl ]]; then printf '%s\n' "$3"; else DRY_RUN=0 dflt "$1" "$2" ""; fi; }
 OUT="${OUT:-runs/learning_check}"
 SEEDS="${SEEDS:-$(dflt "1 2" 1 1)}"
 TASK_SEED="${TASK_SEED:-0}"
@@ -82,10 +84,10 @@ EVAL_K="${EVAL_K:-$(dflt 1,8 1,8 1,2)}"
 EVAL_MAX_NEW_TOKENS="${EVAL_MAX_NEW_TOKENS:-$(dflt 96 128 8)}"
 EVAL_BATCH="${EVAL_BATCH:-$(dflt 256 256 16)}"
 EVAL_TEMPERATURE="${EVAL_TEMPERATURE:-1.0}"
-GRPO_STEPS="${GRPO_STEPS:-$(dflt 40 30 2)}"
-GRPO_PROMPTS="${GRPO_PROMPTS:-$(dflt 8 32 2)}"
-GRPO_N_SAMPLES="${GRPO_N_SAMPLES:-$(dflt 8 8 4)}"
-GRPO_GEN_LEN="${GRPO_GEN_LEN:-$(dflt 96 128 16)}"
+GRPO_STEPS="${GRPO_STEPS:-$(gdflt 40 30 2)}"
+GRPO_PROMPTS="${GRPO_PROMPTS:-$(gdflt 8 32 2)}"
+GRPO_N_SAMPLES="${GRPO_N_SAMPLES:-$(gdflt 8 8 4)}"
+GRPO_GEN_LEN="${GRPO_GEN_LEN:-$(gdflt 96 128 16)}"
 GRPO_PROMPT_LEN="${GRPO_PROMPT_LEN:-320}"
 GRPO_LR="${GRPO_LR:-5e-5}"
 GRPO_KL="${GRPO_KL:-0.001}"

@@ -94,8 +94,7 @@ def test_report_pass_fail_and_files(tmp_path):
     assert report.main(["--run", f"a={tmp_path / 'a'}", "--out", str(out)]) == 0
     j = json.loads((out / "report.json").read_text())
     assert j["pass"] and j["runs"]["a"]["gain_pass@1_points"] == 20.0 and j["runs"]["a"]["steps"] == 6
-    assert j["runs"]["a"]["missing_metrics"] == ["train/response_length", "train/all_passed",
-                                                 "train/group_norm_fallback_frac"]
+    assert j["runs"]["a"]["missing_metrics"] == ["train/response_length", "train/group_norm_fallback_frac"]
     assert j["runs"]["a"]["kl_max"] == pytest.approx(0.06) and j["machine"]["cores"] == os.cpu_count()
     assert (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
     assert "| a | 20.0 | 40.0 | 40.0 | 80.0 |" in (out / "report.md").read_text()
