@@ -106,7 +106,7 @@ def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
 def verdict(runs: dict[str, dict], target_points: float) -> tuple[bool, str]:
     """PASS iff every run gains >= target_points of held-out pass@1, its largest-k pass@k does not fall (GRPO
     sharpening at the cost of coverage is not learning) and its training reward rises."""
-    bad = [f"{n}: pass@1 +{r['gain_pass@1_points']} < {target_points}" for n, r in runs.items()
+    bad = [f"{n}: pass@1 {r['gain_pass@1_points']:+.1f} < +{target_points:g}" for n, r in runs.items()
            if r["gain_pass@1_points"] < target_points]
     for n, r in runs.items():
         k = max(r["before"], key=lambda key: int(key.split("@")[1]))

@@ -99,7 +99,7 @@ def test_report_pass_fail_and_files(tmp_path):
     assert (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
     assert "| a | 20.0 | 40.0 | 40.0 | 80.0 |" in (out / "report.md").read_text()
     assert report.main(["--run", f"a={tmp_path / 'a'}", "--run", f"b={tmp_path / 'b'}", "--out", str(out)]) == 1
-    assert "b: pass@1 +10.0 < 15.0" in json.loads((out / "report.json").read_text())["verdict"]
+    assert "b: pass@1 +10.0 < +15" in json.loads((out / "report.json").read_text())["verdict"]
 
 
 def test_report_fails_a_gain_that_costs_pass_at_k(tmp_path):
