@@ -19,15 +19,16 @@
 #   DIFFICULTY [3]             most steps per problem (data/synthetic, 2..6)
 #   N_TRAIN [4000]  N_HELDOUT [200]   problems
 #   VERIFY [1]                 1 = preprocess --verify (runs every reference solution in the sandbox)
-#   MODEL_SHAPE [small]        learning_check/model.py SHAPES: nano (tests only), small (~3M), base (~11M)
+#   MODEL_SHAPE [tiny|small]   learning_check/model.py SHAPES: nano (tests), tiny (~0.9M), small (~3M), base (~11M)
 #   VOCAB_SIZE [1024]          BPE vocab fitted to the train text
-#   SFT_STEPS [150|300]  SFT_BATCH [32]  SFT_LR [3e-3]   the warm start (docs/performance.md)
+#   SFT_STEPS [400|300]  SFT_BATCH [16|32]  SFT_LR [6e-3|3e-3]   the warm start (docs/performance.md)
 #   EVAL_N [8]  EVAL_K [1,8]  EVAL_MAX_NEW_TOKENS [96|128]  EVAL_BATCH [256]  EVAL_TEMPERATURE [1.0]
-#   GRPO_STEPS [40|30]         optimizer steps (openrlhf: rollouts; MAX_SAMPLES = GRPO_STEPS x GRPO_PROMPTS)
+#   GRPO_STEPS [30]            optimizer steps (openrlhf: rollouts; MAX_SAMPLES = GRPO_STEPS x GRPO_PROMPTS)
 #   GRPO_PROMPTS [8|32]  GRPO_N_SAMPLES [8]   prompts per rollout, completions per prompt
-#   GRPO_GEN_LEN [96|128]  GRPO_PROMPT_LEN [320]  GRPO_LR [5e-5]  GRPO_KL [0.001]  GRPO_TEMPERATURE [1.0]
+#   GRPO_GEN_LEN [96|128]  GRPO_PROMPT_LEN [320]  GRPO_LR [2e-4|5e-5]  GRPO_KL [0.005|0.001]
+#   GRPO_TEMPERATURE [1.0]
 #   TRL only:
-#   GRPO_ITERATIONS [1]        optimizer steps per generated batch (TRL's num_iterations; divides GRPO_STEPS)
+#   GRPO_ITERATIONS [2]        optimizer steps per generated batch (TRL's num_iterations; divides GRPO_STEPS)
 #   GRPO_LR_SCHEDULER [constant]  GRPO_WARMUP_RATIO [0]  GRPO_SCALE_REWARDS [1]  GRPO_LOSS_TYPE [bnpo]
 #   THREADS [2]                torch threads of every CPU stage (fixed: the numbers depend on it)
 #   OpenRLHF only:
@@ -74,25 +75,25 @@ DIFFICULTY="${DIFFICULTY:-3}"
 N_TRAIN="${N_TRAIN:-$(dflt 4000 4000 60)}"
 N_HELDOUT="${N_HELDOUT:-$(dflt 200 200 6)}"
 VERIFY="${VERIFY:-1}"
-MODEL_SHAPE="${MODEL_SHAPE:-$(dflt small small nano)}"
+MODEL_SHAPE="${MODEL_SHAPE:-$(dflt tiny small nano)}"
 VOCAB_SIZE="${VOCAB_SIZE:-$(dflt 1024 1024 400)}"
-SFT_STEPS="${SFT_STEPS:-$(dflt 150 300 3)}"
-SFT_BATCH="${SFT_BATCH:-$(dflt 32 32 4)}"
-SFT_LR="${SFT_LR:-3e-3}"
+SFT_STEPS="${SFT_STEPS:-$(dflt 400 300 3)}"
+SFT_BATCH="${SFT_BATCH:-$(dflt 16 32 4)}"
+SFT_LR="${SFT_LR:-$(dflt 6e-3 3e-3 3e-3)}"
 EVAL_N="${EVAL_N:-$(dflt 8 8 2)}"
 EVAL_K="${EVAL_K:-$(dflt 1,8 1,8 1,2)}"
 EVAL_MAX_NEW_TOKENS="${EVAL_MAX_NEW_TOKENS:-$(dflt 96 128 8)}"
 EVAL_BATCH="${EVAL_BATCH:-$(dflt 256 256 16)}"
 EVAL_TEMPERATURE="${EVAL_TEMPERATURE:-1.0}"
-GRPO_STEPS="${GRPO_STEPS:-$(gdflt 40 30 2)}"
+GRPO_STEPS="${GRPO_STEPS:-$(gdflt 30 30 2)}"
 GRPO_PROMPTS="${GRPO_PROMPTS:-$(gdflt 8 32 2)}"
 GRPO_N_SAMPLES="${GRPO_N_SAMPLES:-$(gdflt 8 8 4)}"
 GRPO_GEN_LEN="${GRPO_GEN_LEN:-$(gdflt 96 128 16)}"
 GRPO_PROMPT_LEN="${GRPO_PROMPT_LEN:-320}"
-GRPO_LR="${GRPO_LR:-5e-5}"
-GRPO_KL="${GRPO_KL:-0.001}"
+GRPO_LR="${GRPO_LR:-$(gdflt 2e-4 5e-5 2e-4)}"
+GRPO_KL="${GRPO_KL:-$(gdflt 0.005 0.001 0.005)}"
 GRPO_TEMPERATURE="${GRPO_TEMPERATURE:-1.0}"
-GRPO_ITERATIONS="${GRPO_ITERATIONS:-1}"
+GRPO_ITERATIONS="${GRPO_ITERATIONS:-$(dflt 2 1 1)}"
 GRPO_LR_SCHEDULER="${GRPO_LR_SCHEDULER:-constant}"
 GRPO_WARMUP_RATIO="${GRPO_WARMUP_RATIO:-0}"
 GRPO_SCALE_REWARDS="${GRPO_SCALE_REWARDS:-1}"
