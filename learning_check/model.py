@@ -9,6 +9,8 @@ from pathlib import Path
 SHAPES: dict[str, dict] = {
     "nano": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                  num_key_value_heads=1),
+    "tiny": dict(hidden_size=128, intermediate_size=344, num_hidden_layers=4, num_attention_heads=4,
+                 num_key_value_heads=2),
     "small": dict(hidden_size=256, intermediate_size=688, num_hidden_layers=4, num_attention_heads=4,
                   num_key_value_heads=2),
     "base": dict(hidden_size=384, intermediate_size=1024, num_hidden_layers=6, num_attention_heads=6,

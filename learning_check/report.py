@@ -1,11 +1,13 @@
 """The learning check's report: per-step curves from the GRPO runs' tensorboard logs, a before/after pass@k
-table and a PASS/FAIL verdict against the target gain in held-out pass@1.
+table, wall-clock per stage, the machine and versions, and a PASS/FAIL verdict against the target gain in
+held-out pass@1.
 
     python learning_check/report.py --run seed1=OUT/seed1 --run seed2=OUT/seed2 --out OUT/report
 
-A run dir holds eval_before/summary.json and eval_after/summary.json (coderl.rewards.evaluation) and
-grpo/tensorboard/ (OpenRLHF's --use_tensorboard, where it writes train/<metric> per global step). Writes
-curves.png (one panel per metric, one line per run), report.md and report.json, atomically.
+A run dir holds eval_before/summary.json and eval_after/summary.json (coderl.rewards.evaluation),
+grpo/tensorboard/ (train/<metric> per step, written by OpenRLHF's --use_tensorboard or by TRL's
+report_to=tensorboard) and, when scripts/learning_check.sh made it, timings.jsonl. Writes curves.png (one
+panel per metric, one line per run), report.md and report.json, atomically.
 """
 
 from __future__ import annotations
@@ -13,20 +15,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import sys
 import tempfile
 from pathlib import Path
 
 from coderl.rewards.evaluation.report import SUMMARY_FILE, pass_keys
 
-# tensorboard tag -> panel title. reward/kl/response_length are OpenRLHF's PPO status keys; the fallback
-# fraction is logged by our group-norm patch (docs/patches.md).
+# panel -> (title, the tensorboard tags that hold it: OpenRLHF's PPO status keys, then TRL's GRPO log keys).
+# The fallback fraction is logged by our group-norm patch (docs/patches.md); TRL has no such fallback. The
+# all-passed share is coderl's own component (OpenRLHF extra_logs / TRL integrations.trl.with_component_logs).
 METRICS = {
-    "train/reward": "training reward (mean per rollout)",
-    "train/kl": "KL to the reference policy",
-    "train/response_length": "response length (tokens)",
-    "train/group_norm_fallback_frac": "group-norm fallback fraction",
+    "train/reward": ("training reward (mean per rollout)", ("train/reward",)),
+    "train/kl": ("KL to the reference policy", ("train/kl",)),
+    "train/response_length": ("response length (tokens)",
+                              ("train/response_length", "train/completions/mean_length")),
+    "train/all_passed": ("samples passing every test (share)",
+                         ("train/all_passed", "train/rewards/coderl/all_passed/mean")),
+    "train/group_norm_fallback_frac": ("group-norm fallback fraction", ("train/group_norm_fallback_frac",)),
 }
+# what a trainer cannot log, and why (the report says so instead of listing it as missing)
+NOT_LOGGED = {"trl": {"train/group_norm_fallback_frac": "TRL's group normalisation has no low-std fallback (the "
+                      "adaptive group norm is our OpenRLHF patch): every group is divided by its std + 1e-4"},
+              "openrlhf": {"train/all_passed": "OpenRLHF 0.5.7 drops the reward's extra_logs (the reward server's "
+                           "/metrics holds the last batch's components)"}}
 
 
 def read_scalars(tb_dir: str | Path) -> dict[str, list[tuple[int, float]]]:
@@ -54,28 +66,52 @@ def rises(values: list[float]) -> bool:
     return sum(values[-t:]) / t > sum(values[:t]) / t
 
 
-def summarize_run(run_dir: str | Path) -> dict:
-    """pass@k before/after, the curves, and the run's own checks."""
+def panel_curves(scalars: dict[str, list[tuple[int, float]]]) -> dict[str, list[tuple[int, float]]]:
+    """{panel: points} from the first of each panel's tags that the run logged."""
+    out = {}
+    for panel, (_, tags) in METRICS.items():
+        tag = next((t for t in tags if t in scalars), None)
+        if tag is not None:
+            out[panel] = scalars[tag]
+    return out
+
+
+def read_timings(path: Path) -> list[dict]:
+    """The JSON lines scripts/learning_check.sh appends per stage ({stage, seconds, load1}); [] if absent."""
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
+    """pass@k before/after, the curves, wall-clock per stage and the run's own checks."""
     run = Path(run_dir)
     before = json.loads((run / "eval_before" / SUMMARY_FILE).read_text())
     after = json.loads((run / "eval_after" / SUMMARY_FILE).read_text())
-    curves = read_scalars(run / "grpo" / "tensorboard")
-    missing = [t for t in METRICS if t not in curves]
+    curves = panel_curves(read_scalars(run / "grpo" / "tensorboard"))
+    missing = [t for t in METRICS if t not in curves and t not in NOT_LOGGED.get(trainer, {})]
     reward = [v for _, v in curves.get("train/reward", [])]
+    kl = [v for _, v in curves.get("train/kl", [])]
     keys = [k for k in pass_keys(before) if k in after]
     return {
         "before": {k: before[k] for k in keys}, "after": {k: after[k] for k in keys},
         "gain_pass@1_points": round(100 * (after["pass@1"] - before["pass@1"]), 2),
         "reward_first": reward[0] if reward else None, "reward_last": reward[-1] if reward else None,
         "reward_rises": rises(reward), "steps": len(reward), "missing_metrics": missing,
-        "curves": {t: curves[t] for t in METRICS if t in curves},
+        "kl_max": max(kl) if kl else None, "timings": read_timings(run / "timings.jsonl"),
+        "curves": curves,
     }
 
 
 def verdict(runs: dict[str, dict], target_points: float) -> tuple[bool, str]:
-    """PASS iff every run gains >= target_points of held-out pass@1 and its training reward rises."""
-    bad = [f"{n}: pass@1 +{r['gain_pass@1_points']} < {target_points}" for n, r in runs.items()
+    """PASS iff every run gains >= target_points of held-out pass@1, its largest-k pass@k does not fall (GRPO
+    sharpening at the cost of coverage is not learning) and its training reward rises."""
+    bad = [f"{n}: pass@1 {r['gain_pass@1_points']:+.1f} < +{target_points:g}" for n, r in runs.items()
            if r["gain_pass@1_points"] < target_points]
+    for n, r in runs.items():
+        k = max(r["before"], key=lambda key: int(key.split("@")[1]))
+        if k != "pass@1" and r["after"][k] < r["before"][k]:
+            bad.append(f"{n}: {k} falls ({100 * r['before'][k]:.1f} -> {100 * r['after'][k]:.1f})")
     bad += [f"{n}: training reward does not rise" for n, r in runs.items() if not r["reward_rises"]]
     gains = ", ".join(f"{n} {r['gain_pass@1_points']:+.1f}" for n, r in runs.items())
     if bad:
@@ -83,18 +119,62 @@ def verdict(runs: dict[str, dict], target_points: float) -> tuple[bool, str]:
     return True, f"PASS: held-out pass@1 gain (points) {gains} >= {target_points}, training reward rises in every run"
 
 
-def markdown(runs: dict[str, dict], line: str) -> str:
+def machine() -> dict:
+    """Where the figures were measured: CPU, cores, load, library versions."""
+    import importlib.metadata as md
+
+    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").is_file() else ""
+    versions = {}
+    for pkg in ("torch", "transformers", "trl", "accelerate", "tokenizers"):
+        try:
+            versions[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "versions": versions,
+            "load_at_report": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+
+
+def timing_table(runs: dict[str, dict], shared: list[dict]) -> list[str]:
+    """Wall-clock per stage (seconds, 1-min load at its end); shared stages run once for every seed."""
+    stages = list(dict.fromkeys([t["stage"] for t in shared] + [t["stage"] for r in runs.values()
+                                                                for t in r["timings"]]))
+    if not stages:
+        return []
+    rows = ["| stage | " + " | ".join(runs) + " |", "|---|" + "---:|" * len(runs)]
+    for st in stages:
+        cells = []
+        for r in runs.values():
+            t = next((t for t in shared + r["timings"] if t["stage"] == st), None)
+            cells.append(f"{t['seconds']} s (load {t['load1']})" if t else "cached")
+        rows.append(f"| {st}{' (shared)' if any(t['stage'] == st for t in shared) else ''} | " + " | ".join(cells)
+                    + " |")
+    totals = [sum(t["seconds"] for t in shared) + sum(t["seconds"] for t in r["timings"]) for r in runs.values()]
+    rows.append("| **total, end to end** | " + " | ".join(f"**{s} s ({s / 60:.1f} min)**" for s in totals) + " |")
+    return ["", "Wall-clock per stage (this run; a stage reused from the cache is not timed again):", "", *rows]
+
+
+def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared: list[dict] | None = None,
+             env: dict | None = None) -> str:
     keys = list(next(iter(runs.values()))["before"])
-    head = "| run | " + " | ".join(f"{k} before | {k} after" for k in keys) + " | reward first -> last | steps |"
-    rows = [head, "|" + "---|" * (2 * len(keys) + 3)]
+    head = ("| run | " + " | ".join(f"{k} before | {k} after" for k in keys)
+            + " | reward first -> last | KL max | steps |")
+    rows = [head, "|" + "---|" * (2 * len(keys) + 4)]
     for n, r in runs.items():
         cells = " | ".join(f"{100 * r['before'][k]:.1f} | {100 * r['after'][k]:.1f}" for k in keys)
         rw = (f"{r['reward_first']:.3f} -> {r['reward_last']:.3f}" if r["reward_first"] is not None else "n/a")
-        rows.append(f"| {n} | {cells} | {rw} | {r['steps']} |")
+        kl = f"{r['kl_max']:.4f}" if r.get("kl_max") is not None else "n/a"
+        rows.append(f"| {n} | {cells} | {rw} | {kl} | {r['steps']} |")
     missing = sorted({t for r in runs.values() for t in r["missing_metrics"]})
     note = f"\nNot logged by the run: {', '.join(missing)}\n" if missing else ""
-    return ("# Learning check\n\nHeld-out pass@k in % (sampled, unbiased estimator), before and after GRPO.\n\n"
-            + "\n".join(rows) + f"\n{note}\n![curves](curves.png)\n\n**{line}**\n")
+    note += "".join(f"\n{METRICS[t][0]}: not logged: {why}.\n" for t, why in NOT_LOGGED.get(trainer, {}).items()
+                    if not any(t in r["curves"] for r in runs.values()))
+    rows += timing_table(runs, shared or [])
+    if env:
+        rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, "
+                 + ", ".join(f"{k} {v}" for k, v in env["versions"].items()) + "."]
+    return (f"# Learning check ({trainer})\n\nHeld-out pass@k in % (sampled, unbiased estimator), before and after "
+            "GRPO.\n\n" + "\n".join(rows) + f"\n{note}\n![curves](curves.png)\n\n**{line}**\n")
 
 
 def plot(runs: dict[str, dict], path: Path) -> None:
@@ -103,8 +183,9 @@ def plot(runs: dict[str, dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
-    for ax, (tag, title) in zip(axes.flat, METRICS.items(), strict=True):
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7))
+    axes.flat[-1].axis("off")
+    for ax, (tag, (title, _)) in zip(axes.flat, METRICS.items(), strict=False):  # 6 axes, 5 panels
         for name, r in runs.items():
             pts = r["curves"].get(tag)
             if pts:
@@ -140,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run", action="append", required=True, metavar="NAME=DIR", help="A run dir (repeatable).")
     p.add_argument("--out", required=True, help="Report dir: curves.png, report.md, report.json.")
     p.add_argument("--target_points", type=float, default=15.0, help="Held-out pass@1 gain needed, in points.")
+    p.add_argument("--trainer", default="openrlhf", choices=["openrlhf", "trl"], help="Which trainer ran GRPO.")
+    p.add_argument("--shared_timings", default=None, help="timings.jsonl of the stages every run shares.")
+    p.add_argument("--no_verdict", default=None, metavar="WHY",
+                   help="Write the report but give no PASS/FAIL (exit 0): the runs are not a measurement (DRY_RUN).")
     a = p.parse_args(argv)
     runs: dict[str, dict] = {}
     for spec in a.run:
@@ -148,19 +233,26 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --run {spec!r}: expected NAME=DIR", file=sys.stderr)
             return 2
         try:
-            runs[name] = summarize_run(d)
+            runs[name] = summarize_run(d, a.trainer)
         except (OSError, ValueError, KeyError) as e:
             print(f"error: run {name} ({d}): {type(e).__name__}: {e}", file=sys.stderr)
             return 2
     ok, line = verdict(runs, a.target_points)
+    if a.no_verdict:
+        gains = ", ".join(f"{n} {r['gain_pass@1_points']:+.1f}" for n, r in runs.items())
+        ok, line = None, f"NO VERDICT: {a.no_verdict}; held-out pass@1 change (points, not a result): {gains}"
+    shared = read_timings(Path(a.shared_timings)) if a.shared_timings else []
+    env = machine()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    md_text = markdown(runs, line, a.trainer, shared, env)
     _write_atomic(out / "curves.png", draw=lambda t: plot(runs, t))
-    _write_atomic(out / "report.md", markdown(runs, line).encode())
+    _write_atomic(out / "report.md", md_text.encode())
     _write_atomic(out / "report.json", (json.dumps({"verdict": line, "pass": ok, "target_points": a.target_points,
+                                                    "trainer": a.trainer, "machine": env, "shared_timings": shared,
                                                     "runs": runs}, indent=1) + "\n").encode())
-    print(markdown(runs, line))
-    return 0 if ok else 1
+    print(md_text)
+    return 1 if ok is False else 0
 
 
 if __name__ == "__main__":

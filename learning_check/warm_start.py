@@ -36,10 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max_len", type=int, default=d.max_len, help="Longest prompt+response in tokens.")
     p.add_argument("--seed", type=int, default=d.seed, help="Init, shuffling.")
     p.add_argument("--device", default="auto", help="cuda, cpu or auto (cuda when available).")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's own choice).")
     a = p.parse_args(argv)
 
     import torch
 
+    if a.threads:
+        torch.set_num_threads(a.threads)
     device = ("cuda" if torch.cuda.is_available() else "cpu") if a.device == "auto" else a.device
     try:
         examples = load_examples(a.train)

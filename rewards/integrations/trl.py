@@ -107,7 +107,44 @@ class CodeReward:
 
     def __call__(self, prompts=None, completions=None, completion_ids=None, **kwargs) -> list[float]:
         texts, labels = self._inputs(completions, completion_ids, kwargs)
-        return self._answer(self._score(texts, labels), kwargs)
+        answer = self._score(texts, labels)
+        self.last = (texts, labels, answer)
+        return self._answer(answer, kwargs)
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "last"}  # a batch is no part of the function
+
+
+class ComponentLog:
+    """One component of a CodeReward's last batch as a TRL reward function, to be given weight 0.
+
+    TRL 0.x passes no log_metric; it logs every reward function's batch mean as rewards/<name>/mean, so
+    with weight 0 a component is logged per step without changing the reward. It must come after its
+    CodeReward in reward_funcs (TRL calls them in order on the same batch) and re-scores nothing."""
+
+    def __init__(self, reward: CodeReward, key: str) -> None:
+        self.reward, self.key = reward, key
+        self.__name__ = f"coderl/{key.split('/', 1)[-1]}"
+
+    def __call__(self, prompts=None, completions=None, completion_ids=None, **kwargs) -> list[float]:
+        texts, labels = self.reward._inputs(completions, completion_ids, kwargs)
+        last = getattr(self.reward, "last", None)
+        if last is None or last[0] != texts or last[1] != labels:
+            raise RuntimeError(f"{self.__name__}: not the batch {self.reward.__name__} scored last; put it after "
+                               f"{self.reward.__name__} in reward_funcs (with_component_logs does)")
+        return [float(v) for v in last[2].extra_logs[self.key]]
+
+
+def with_component_logs(reward: CodeReward) -> tuple[list, list[float]]:
+    """(reward_funcs, reward_weights) for TRL 0.x: the reward, then each component at weight 0.
+
+        funcs, weights = with_component_logs(make_code_reward())
+        GRPOTrainer(reward_funcs=funcs, args=GRPOConfig(reward_weights=weights, ...), ...)
+    """
+    from coderl.rewards.code_reward import extra_logs
+
+    comps = [ComponentLog(reward, key) for key in extra_logs([])]
+    return [reward, *comps], [1.0] + [0.0] * len(comps)
 
 
 class AsyncCodeReward(CodeReward):

@@ -1,11 +1,13 @@
 """The learning check's CPU parts: tokenizer, model, SFT, report from real tensorboard files, and
-scripts/learning_check.sh DRY_RUN=1 end to end (real task, preprocess --verify, reward server over HTTP,
-SFT, HF evaluation in the sandbox, the launch script's own DRY_RUN, report). No GPU: GRPO itself is not run."""
+scripts/learning_check.sh TRAINER=openrlhf DRY_RUN=1 end to end (real task, preprocess --verify, reward server
+over HTTP, SFT, HF evaluation in the sandbox, the launch script's own DRY_RUN, report). No GPU: OpenRLHF's
+GRPO itself is not run (TRL's is: tests/learning_check/test_trl_grpo.py)."""
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -70,7 +72,7 @@ def test_bad_model_shape_is_named(tok):
         build_model(tok, "huge")
 
 
-def _fake_run(run: Path, before: float, after: float, rewards: list[float]) -> None:
+def _fake_run(run: Path, before: float, after: float, rewards: list[float], extra: tuple[str, ...] = ()) -> None:
     from torch.utils.tensorboard import SummaryWriter
 
     for d, p1 in (("eval_before", before), ("eval_after", after)):
@@ -80,6 +82,8 @@ def _fake_run(run: Path, before: float, after: float, rewards: list[float]) -> N
     for i, r in enumerate(rewards, 1):
         w.add_scalar("train/reward", r, i)
         w.add_scalar("train/kl", 0.01 * i, i)
+        for tag in extra:
+            w.add_scalar(tag, 0.5, i)
     w.close()
 
 
@@ -91,10 +95,19 @@ def test_report_pass_fail_and_files(tmp_path):
     j = json.loads((out / "report.json").read_text())
     assert j["pass"] and j["runs"]["a"]["gain_pass@1_points"] == 20.0 and j["runs"]["a"]["steps"] == 6
     assert j["runs"]["a"]["missing_metrics"] == ["train/response_length", "train/group_norm_fallback_frac"]
+    assert j["runs"]["a"]["kl_max"] == pytest.approx(0.06) and j["machine"]["cores"] == os.cpu_count()
     assert (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
     assert "| a | 20.0 | 40.0 | 40.0 | 80.0 |" in (out / "report.md").read_text()
     assert report.main(["--run", f"a={tmp_path / 'a'}", "--run", f"b={tmp_path / 'b'}", "--out", str(out)]) == 1
-    assert "b: pass@1 +10.0 < 15.0" in json.loads((out / "report.json").read_text())["verdict"]
+    assert "b: pass@1 +10.0 < +15" in json.loads((out / "report.json").read_text())["verdict"]
+
+
+def test_report_fails_a_gain_that_costs_pass_at_k(tmp_path):
+    _fake_run(tmp_path / "a", 0.20, 0.40, [0.1, 0.2, 0.3, 0.4])
+    after = tmp_path / "a" / "eval_after" / "summary.json"
+    after.write_text(json.dumps({"pass@1": 0.40, "pass@8": 0.35}))  # before: pass@8 0.40
+    ok, line = report.verdict({"a": report.summarize_run(tmp_path / "a")}, 15)
+    assert not ok and "a: pass@8 falls (40.0 -> 35.0)" in line
 
 
 def test_report_flat_reward_fails_and_missing_run_is_named(tmp_path, capsys):
@@ -103,6 +116,32 @@ def test_report_flat_reward_fails_and_missing_run_is_named(tmp_path, capsys):
     assert not ok and "a: training reward does not rise" in line
     assert report.main(["--run", f"z={tmp_path / 'nope'}", "--out", str(tmp_path / "r")]) == 2
     assert "run z" in capsys.readouterr().err and not (tmp_path / "r").exists()
+
+
+def test_report_reads_trl_tags_and_says_what_trl_cannot_log(tmp_path):
+    _fake_run(tmp_path / "a", 0.20, 0.35, [0.1, 0.2, 0.3, 0.4], extra=(
+        "train/completions/mean_length", "train/rewards/coderl/all_passed/mean"))
+    (tmp_path / "a" / "timings.jsonl").write_text('{"stage": "grpo", "seconds": 300, "load1": 2.5}\n')
+    (tmp_path / "shared.jsonl").write_text('{"stage": "task", "seconds": 4, "load1": 1.0}\n')
+    out = tmp_path / "rep"
+    assert report.main(["--run", f"a={tmp_path / 'a'}", "--out", str(out), "--trainer", "trl", "--target_points", "10",
+                        "--shared_timings", str(tmp_path / "shared.jsonl")]) == 0
+    j = json.loads((out / "report.json").read_text())
+    assert j["runs"]["a"]["missing_metrics"] == [] and j["trainer"] == "trl"
+    assert [v for _, v in j["runs"]["a"]["curves"]["train/all_passed"]] == [0.5] * 4
+    md = (out / "report.md").read_text()
+    assert "no low-std fallback" in md and "| grpo | 300 s (load 2.5) |" in md and "| task (shared) | 4 s" in md
+    assert "**total, end to end** | **304 s (5.1 min)**" in md
+
+
+def test_report_without_verdict_is_neither_pass_nor_fail(tmp_path):
+    """DRY_RUN's report: the gains of a stand-in are shown, but no PASS/FAIL line and exit 0."""
+    _fake_run(tmp_path / "a", 0.20, 0.20, [0.5, 0.5, 0.5])
+    out = tmp_path / "rep"
+    assert report.main(["--run", f"a={tmp_path / 'a'}", "--out", str(out), "--no_verdict", "a stand-in log"]) == 0
+    j = json.loads((out / "report.json").read_text())
+    assert j["pass"] is None and j["verdict"].startswith("NO VERDICT: a stand-in log")
+    assert "FAIL" not in (out / "report.md").read_text() and "PASS" not in j["verdict"]
 
 
 def test_help_documents_every_knob():
@@ -116,20 +155,38 @@ def test_help_documents_every_knob():
 @pytest.mark.slow
 def test_dry_run_runs_every_cpu_stage(tmp_path):
     env = {**os.environ, "OUT": str(tmp_path / "lc"), "DRY_RUN": "1", "PYTHON": sys.executable,
-           "PORT": "5079", "SEEDS": "3"}
+           "TRAINER": "openrlhf", "SEEDS": "3"}
+    env.pop("PORT", None)
     p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=280, cwd=tmp_path)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     lc = tmp_path / "lc"
-    # the launch script printed the GRPO command for our model, data and server
+    # the launch script printed the GRPO command for our model, data and server (on a free port it picked)
     assert f"--pretrain {lc}/seed3/sft" in p.stdout and "--advantage_estimator group_norm" in p.stdout
-    assert "server: http://127.0.0.1:5079/health: ready" in p.stdout + p.stderr
+    port = int(p.stdout.split("reward server on port ")[1].split()[0])
+    assert f"server: http://127.0.0.1:{port}/health: ready" in p.stdout + p.stderr
+    # a stand-in's verdict is no verdict
+    assert "NO VERDICT: DRY_RUN=1: the GRPO curves are a stand-in" in p.stdout and "FAIL" not in p.stdout
     for d in ("eval_before", "eval_after"):
         assert json.loads((lc / "seed3" / d / "summary.json").read_text())["samples_scored"] == 12
     assert json.loads((lc / "data" / "train" / "stats.json").read_text())["verify"]["problems_kept"] == 60
     j = json.loads((lc / "report" / "report.json").read_text())
     assert j["runs"]["seed3"]["steps"] == 6 and not j["runs"]["seed3"]["missing_metrics"]
     assert (lc / "report" / "curves.png").stat().st_size > 10_000
-    assert "DRY_RUN: every CPU stage ran" in p.stdout
+    assert j["pass"] is None
+
+
+def test_a_given_port_in_use_fails_at_once(tmp_path):
+    """The server must be the script's own: a busy PORT stops the check before any stage, naming the port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        env = {**os.environ, "OUT": str(tmp_path / "lc"), "DRY_RUN": "1", "PYTHON": sys.executable,
+               "TRAINER": "openrlhf", "PORT": str(port)}
+        p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert f"PORT={port} is in use" in p.stderr and "leave PORT empty" in p.stderr
+    assert not (tmp_path / "lc" / "task").exists()
 
 
 def test_python_without_torch_is_named(tmp_path):

@@ -101,3 +101,33 @@ def test_completion_shapes_missing_column_and_log_metric(trl_rows, tmp_path):
                  coderl_label=[rows[0][TRL_LABEL_COLUMN]] * 2, log_metric=logged.__setitem__)
     assert out[0] == pytest.approx(1.0) and out[1] == 0.0
     assert logged["coderl/correctness"] == 0.5 and logged["coderl/all_passed"] == 0.5
+
+
+def test_component_logs_are_the_last_batch_and_weigh_nothing(trl_rows, tmp_path):
+    """with_component_logs: TRL 0.x logs each component as a zero-weight reward function of the same batch."""
+    import pickle
+
+    from coderl.rewards.integrations.trl import make_code_reward, with_component_logs
+
+    data, he = trl_rows
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    cfg = tmp_path / "reward.yaml"
+    cfg.write_text("sandbox:\n  workers: 1\n")
+    funcs, weights = with_component_logs(make_code_reward(config=str(cfg)))
+    assert weights[0] == 1.0 and set(weights[1:]) == {0.0} and len(funcs) == len(weights)
+    names = [f.__name__ for f in funcs]
+    assert names[0] == "code_reward" and {"coderl/correctness", "coderl/format", "coderl/all_passed"} <= set(names)
+    comps = dict(zip(names[1:], funcs[1:], strict=True))
+    label = rows[0][TRL_LABEL_COLUMN]
+    batch = {"prompts": [rows[0]["prompt"]] * 2, "completions": [answer_chunks(he)[0], "no code"],
+             "coderl_label": [label] * 2}
+    with pytest.raises(RuntimeError, match="not the batch code_reward scored last"):
+        comps["coderl/correctness"](**batch)  # before its reward ran
+    rewards = funcs[0](**batch)
+    assert rewards[0] == pytest.approx(1.0) and rewards[1] == 0.0
+    assert comps["coderl/all_passed"](**batch) == [1.0, 0.0]
+    assert comps["coderl/no_code"](**batch) == [0.0, 1.0]
+    assert comps["coderl/correctness"](**batch)[0] == pytest.approx(1.0)
+    with pytest.raises(RuntimeError, match="put it after code_reward"):
+        comps["coderl/format"](**{**batch, "completions": ["other", "batch"]})
+    assert "last" not in pickle.loads(pickle.dumps(funcs[0])).__dict__  # a batch does not travel with the function

@@ -1,0 +1,120 @@
+"""CLI: the learning check's GRPO stage on CPU, run by TRL's GRPOTrainer with coderl's reward in-process.
+
+    python -m coderl.learning_check.trl_grpo --model OUT/seed1/sft --train OUT/data/train_trl/train.jsonl \\
+        --out_dir OUT/seed1/grpo --steps 40 --prompts 8 --generations 8
+
+The loop is TRL's: group normalisation (--scale_rewards), sample reuse (--num_iterations: each generated
+batch gives that many optimizer steps), the clipped surrogate, the KL penalty (--beta) and its logging
+(report_to tensorboard under OUT_DIR/tensorboard, train/<metric> per step, read by learning_check/report.py).
+The reward is rewards/integrations/trl.py's CodeReward over an in-process sandbox pool; its components
+(correctness, format, all_passed, ...) are logged through TRL's own per-reward-function logging
+(integrations.trl.with_component_logs). TRL has no adaptive group norm (a low-std group is still divided by
+its std + 1e-4); the OpenRLHF path with patches/ is the one that has it.
+
+Writes OUT_DIR/model (HF dir: weights, tokenizer, generation config), OUT_DIR/log_history.jsonl and
+OUT_DIR/tensorboard/, the model into a temp dir renamed into place at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from coderl.learning_check.model import save_model
+from coderl.rewards.integrations.trl import make_code_reward, with_component_logs
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", required=True, help="The warm start (HF dir from learning_check/warm_start.py).")
+    p.add_argument("--train", required=True, help="JSONL from data/preprocess.py --output_format trl.")
+    p.add_argument("--out_dir", required=True, help="Gets model/, tensorboard/, log_history.jsonl.")
+    p.add_argument("--steps", type=int, default=40, help="Optimizer steps (generations = steps / num_iterations).")
+    p.add_argument("--prompts", type=int, default=8, help="Prompts per generated batch.")
+    p.add_argument("--generations", type=int, default=8, help="Completions per prompt (the GRPO group).")
+    p.add_argument("--num_iterations", type=int, default=1, help="Optimizer steps per generated batch (TRL's mu).")
+    p.add_argument("--max_new_tokens", type=int, default=96, help="Longest completion.")
+    p.add_argument("--max_prompt_len", type=int, default=320, help="Longest prompt in tokens (TRL keeps the tail).")
+    p.add_argument("--lr", type=float, default=5e-5, help="Peak learning rate.")
+    p.add_argument("--lr_scheduler", default="constant", help="transformers scheduler name (constant, cosine, ...).")
+    p.add_argument("--warmup_ratio", type=float, default=0.0, help="Share of steps warming the lr up.")
+    p.add_argument("--beta", type=float, default=0.001, help="KL coefficient (0: no reference model).")
+    p.add_argument("--epsilon", type=float, default=0.2, help="PPO clip range.")
+    p.add_argument("--loss_type", default="bnpo", choices=["grpo", "bnpo", "dr_grpo"], help="TRL's loss type.")
+    p.add_argument("--scale_rewards", type=int, default=1, choices=[0, 1],
+                   help="1: advantage = (r - group mean) / (group std + 1e-4); 0: r - group mean.")
+    p.add_argument("--temperature", type=float, default=1.0, help="Sampling temperature (no top-k, as evaluation).")
+    p.add_argument("--max_grad_norm", type=float, default=1.0, help="Gradient clipping.")
+    p.add_argument("--seed", type=int, default=0, help="Prompt order, sampling.")
+    p.add_argument("--threads", type=int, default=2, help="torch threads (fixed, for reproducible numbers).")
+    p.add_argument("--reward_workers", type=int, default=2, help="Sandbox workers of the in-process pool.")
+    return p
+
+
+def trainer_for(a: argparse.Namespace, out: Path):
+    """The GRPOTrainer of these arguments: model, tokenizer, data, coderl reward and its component logs."""
+    from datasets import load_dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    tokenizer = AutoTokenizer.from_pretrained(a.model, padding_side="left")
+    model = AutoModelForCausalLM.from_pretrained(a.model, torch_dtype="float32")
+    cfg = out / "reward.yaml"
+    cfg.write_text(f"sandbox:\n  workers: {a.reward_workers}\n")
+    funcs, weights = with_component_logs(make_code_reward(config=str(cfg)))
+    ds = load_dataset("json", data_files=str(a.train), split="train")
+    batch = a.prompts * a.generations
+    args = GRPOConfig(
+        output_dir=str(out / "trainer"), logging_dir=str(out / "tensorboard"), report_to=["tensorboard"],
+        per_device_train_batch_size=batch, gradient_accumulation_steps=1, num_generations=a.generations,
+        num_iterations=a.num_iterations, max_steps=a.steps, max_completion_length=a.max_new_tokens,
+        max_prompt_length=a.max_prompt_len, learning_rate=a.lr, lr_scheduler_type=a.lr_scheduler,
+        warmup_ratio=a.warmup_ratio, beta=a.beta, epsilon=a.epsilon, loss_type=a.loss_type,
+        scale_rewards=bool(a.scale_rewards), temperature=a.temperature, top_k=None, top_p=1.0,
+        max_grad_norm=a.max_grad_norm, reward_weights=weights, logging_steps=1, save_strategy="no",
+        use_cpu=True, bf16=False, seed=a.seed, data_seed=a.seed, dataloader_num_workers=0,
+        disable_tqdm=True)
+    return GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=tokenizer)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    if a.steps % a.num_iterations:
+        print(f"error: --steps {a.steps} is not a multiple of --num_iterations {a.num_iterations}", file=sys.stderr)
+        return 2
+    import torch
+
+    torch.set_num_threads(a.threads)
+    out = Path(a.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    trainer = trainer_for(a, out)
+    print(f"TRL GRPO: {a.steps} steps, {a.prompts} prompts x {a.generations} completions per generation, "
+          f"num_iterations {a.num_iterations}, lr {a.lr} ({a.lr_scheduler}), beta {a.beta}, {a.threads} threads",
+          flush=True)
+    trainer.train()
+    with open(out / "log_history.jsonl", "w") as fh:
+        for rec in trainer.state.log_history:
+            fh.write(json.dumps(rec) + "\n")
+    tmp = Path(tempfile.mkdtemp(prefix=".model.", dir=out))
+    try:
+        save_model(trainer.model, trainer.processing_class, tmp)
+        if (out / "model").exists():
+            shutil.rmtree(out / "model")
+        os.replace(tmp, out / "model")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    shutil.rmtree(out / "trainer", ignore_errors=True)
+    print(f"saved {out / 'model'} after {time.monotonic() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""The CPU learning check's loop in CI: scripts/learning_check.sh TRAINER=trl DRY_RUN=1 end to end (real task,
+preprocess --verify in both layouts, a tiny warm start, held-out evaluation in the sandbox, a few GRPO steps of
+TRL's GRPOTrainer scored by coderl's in-process pool through learning_check/trl_grpo.py, report), then a rerun
+that reuses the cached task, warm start and before-evaluation. It checks that the loop runs and logs coderl's
+components per step, not that it learns (that is scripts/learning_check.sh's full run, docs/performance.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from coderl.learning_check.report import read_scalars
+from tests.support import REPO_ROOT
+
+SCRIPT = REPO_ROOT / "scripts" / "learning_check.sh"
+pytestmark = pytest.mark.timeout(400)
+
+
+@pytest.mark.slow
+def test_trl_grpo_loop_runs_and_logs_coderl_components(tmp_path):
+    lc = tmp_path / "lc"
+    env = {**os.environ, "OUT": str(lc), "DRY_RUN": "1", "TRAINER": "trl", "PYTHON": sys.executable, "SEEDS": "4",
+           "GRPO_STEPS": "2", "GRPO_ITERATIONS": "1"}
+    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    run = lc / "seed4"
+    # TRL ran 2 optimizer steps, each on a batch it generated, and logged coderl's components beside its metrics
+    logs = [json.loads(line) for line in (run / "grpo" / "log_history.jsonl").read_text().splitlines()]
+    steps = [r for r in logs if "reward" in r]
+    assert len(steps) == 2
+    for r in steps:
+        assert r["rewards/code_reward/mean"] == pytest.approx(r["reward"], abs=1e-6)
+        for comp in ("correctness", "format", "all_passed", "no_code", "timeout"):
+            assert 0.0 <= r[f"rewards/coderl/{comp}/mean"] <= 1.0
+        assert "kl" in r and "completions/mean_length" in r
+    tb = read_scalars(run / "grpo" / "tensorboard")
+    assert {"train/reward", "train/kl", "train/rewards/coderl/all_passed/mean"} <= set(tb)
+    assert (run / "grpo" / "model" / "config.json").is_file() and (run / "grpo" / "model" / "tokenizer.json").is_file()
+    j = json.loads((lc / "report" / "report.json").read_text())
+    assert j["trainer"] == "trl" and j["pass"] is None and j["runs"]["seed4"]["steps"] == 2
+    assert j["runs"]["seed4"]["missing_metrics"] == []
+    assert [t["stage"] for t in j["runs"]["seed4"]["timings"]] == ["warm_start", "eval_before", "grpo", "eval_after"]
+    assert "NO VERDICT: DRY_RUN=1" in p.stdout and "FAIL" not in p.stdout
+    assert json.loads((run / "eval_after" / "summary.json").read_text())["samples_scored"] == 12
+
+    # GRPO alone again, now reusing one generated batch for both steps (TRL's num_iterations): the task, warm
+    # start and before-evaluation come from the cache
+    sft_mtime = (run / "sft" / "model.safetensors").stat().st_mtime_ns
+    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env={**env, "GRPO_ITERATIONS": "2"},
+                       timeout=300, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    for what in ("task and data: cached", "seed 4: warm start: cached", "seed 4: held-out pass@k before GRPO: cached"):
+        assert what in p.stdout
+    assert (run / "sft" / "model.safetensors").stat().st_mtime_ns == sft_mtime
+    logs = [json.loads(line) for line in (run / "grpo" / "log_history.jsonl").read_text().splitlines()]
+    assert len([r for r in logs if "loss" in r]) == 2 and len([r for r in logs if "reward" in r]) == 1
+    j = json.loads((lc / "report" / "report.json").read_text())
+    assert [t["stage"] for t in j["runs"]["seed4"]["timings"]] == ["warm_start", "eval_before", "grpo", "eval_after"]
