@@ -108,6 +108,7 @@ class ServerConfig(_Section):
     reward_log: str | None = Field(None, description="Append one JSON line of per-batch means (reward, components, pass and unmatched rates, seconds) to this file; plot: python -m coderl.rewards.reward_log FILE.")
     result_cache: bool = Field(True, description="Reuse each program's first verdict across batches, by (label, exact code, sandbox limits); --no_result_cache turns it off.")
     cache_size: int = Field(16384, ge=0, description="Most results the result cache keeps (least recently used go first); 0 = off.")
+    cache_max_uses: int = Field(32, ge=1, description="Lookups one cached result may answer before the program runs again: no single run of a nondeterministic program decides its reward for good.")
     cache_max_mb: float = Field(256.0, gt=0, description="Memory bound of the result cache, estimated from each result's outcomes and details, MiB.")
     chunk_size: int = Field(0, ge=0, description="Jobs per executor call; 0 = auto (small enough that a deadline keeps most results).")
     executor: Literal["local", "ray"] = Field("local", description="Run executions in-process or on Ray actors.")

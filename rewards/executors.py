@@ -328,7 +328,7 @@ class RayExecutor(BaseExecutor):
 def make_executor(cfg) -> BaseExecutor:
     """The executor a CoderlConfig asks for (not started)."""
     s = cfg.server
-    cache = ResultCache(s.cache_size, int(s.cache_max_mb * 2**20)) if s.result_cache and s.cache_size else None
+    cache = ResultCache(s.cache_size, int(s.cache_max_mb * 2**20), s.cache_max_uses) if s.result_cache and s.cache_size else None
     if s.executor == "ray":
         return RayExecutor(cfg.sandbox, s.ray_address, s.ray_actors, s.ray_ship_code,
                            result_cache=cache, chunk_size=s.chunk_size)

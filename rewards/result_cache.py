@@ -4,8 +4,8 @@ GRPO resamples the same prompts every epoch and a converging policy repeats itse
 judged against the same tests under the same limits need not run again. A result is reused only for the
 exact code the sandbox hands the program (byte for byte), the same label (its tests, byte for byte) and the
 same verdict-relevant sandbox limits. The first complete run of a key decides what the cache holds for it,
-whatever its verdict; a run the sandbox decided (JobResult.infra, a deadline miss) marks the key as never
-cached instead. See docs/sandbox.md "Result cache" for why.
+whatever its verdict, for a bounded number of uses; a run the sandbox decided (JobResult.infra, a deadline
+miss) marks the key as never cached instead. See docs/sandbox.md "Result cache" for why.
 """
 
 from __future__ import annotations
@@ -86,15 +86,17 @@ class ResultCache:
     A key's first put decides it for as long as it stays: a program-decided result is kept whatever its
     verdict, anything else (an infra result, a deadline miss, a result too big to keep) leaves a marker under
     which the key is never cached. Later puts of the key change nothing, so which run's verdict is kept never
-    depends on the verdicts (see docs/sandbox.md "Result cache").
+    depends on the verdicts. An entry serves at most max_uses lookups, then goes: no single run of a
+    nondeterministic program decides its reward for good (see docs/sandbox.md "Result cache").
     """
 
-    def __init__(self, max_entries: int, max_bytes: int) -> None:
-        if max_entries < 1 or max_bytes < 1:
-            raise ValueError(f"a result cache needs max_entries >= 1 and max_bytes >= 1, got {max_entries}, "
-                             f"{max_bytes}")
-        self.max_entries, self.max_bytes = max_entries, max_bytes
-        self._items: OrderedDict[bytes, tuple[JobResult | None, int]] = OrderedDict()
+    def __init__(self, max_entries: int, max_bytes: int, max_uses: int = 32) -> None:
+        if max_entries < 1 or max_bytes < 1 or max_uses < 1:
+            raise ValueError(f"a result cache needs max_entries, max_bytes and max_uses >= 1, got {max_entries}, "
+                             f"{max_bytes}, {max_uses}")
+        self.max_entries, self.max_bytes, self.max_uses = max_entries, max_bytes, max_uses
+        # key -> [result (None: a never-cache marker), estimated bytes, lookups it may still serve]
+        self._items: OrderedDict[bytes, list] = OrderedDict()
         self._stats = CacheStats()
         self._lock = threading.Lock()
 
@@ -106,7 +108,12 @@ class ResultCache:
         with self._lock:
             item = self._items.get(key)
             if item is not None:
-                self._items.move_to_end(key)  # a never-cache marker is kept alive by use, as a result is
+                item[2] -= 1
+                if item[2] <= 0:  # its last use: the key's next recurrence is a first run again
+                    del self._items[key]
+                    self._stats.bytes -= item[1]
+                else:
+                    self._items.move_to_end(key)  # a never-cache marker is kept alive by use, as a result is
             if item is None or item[0] is None:
                 self._stats.misses += 1
                 return None
@@ -124,10 +131,10 @@ class ResultCache:
         with self._lock:
             if key in self._items:
                 return False
-            self._items[key] = (res, size)
+            self._items[key] = [res, size, self.max_uses]
             self._stats.bytes += size
             while len(self._items) > self.max_entries or self._stats.bytes > self.max_bytes:
-                _, (_, n) = self._items.popitem(last=False)
+                _, (_, n, _) = self._items.popitem(last=False)
                 self._stats.bytes -= n
                 self._stats.evictions += 1
         return keep

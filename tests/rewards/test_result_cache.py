@@ -103,6 +103,21 @@ def test_the_first_run_of_a_key_decides_it_for_good():
     assert not small.put(b"big", _res("passed")) and small.get(b"big") is None
 
 
+def test_an_entry_answers_at_most_max_uses_lookups_then_the_key_runs_afresh():
+    """No single run decides a program's reward for good: a lucky pass (or an unlucky timeout) is reused a bounded
+    number of times, whatever it is, and the key's next recurrence is a first run again."""
+    c = ResultCache(10, 1 << 20, max_uses=3)
+    assert c.put(b"k", _res("passed"))
+    assert [c.get(b"k") is not None for _ in range(4)] == [True, True, True, False]
+    assert c.stats().entries == 0 and c.stats().bytes == 0
+    assert c.put(b"k", _res("failed")) and c.get(b"k").status == "failed"
+    assert not c.put(b"m", None)  # a never-cache marker expires the same way
+    assert [c.get(b"m") for _ in range(3)] == [None] * 3
+    assert c.put(b"m", _res("passed")) and c.get(b"m").status == "passed"
+    with pytest.raises(ValueError, match="max_uses"):
+        ResultCache(10, 1 << 20, max_uses=0)
+
+
 def test_lru_order_and_entry_bound_count_evictions():
     c = ResultCache(3, 1 << 30)
     for k in (b"a", b"b", b"c"):
