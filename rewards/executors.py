@@ -30,7 +30,7 @@ log = logging.getLogger("coderl.reward_server")
 _LATE_S = 10.0  # how long past the deadline a chunk may take to bring back its cut results (a Ray round trip)
 
 def _failed(detail: str) -> JobResult:
-    return JobResult(outcomes=[], expected=0, detail=detail, infra=detail)
+    return JobResult(outcomes=[], expected=0, detail=detail, infra="executor")
 
 
 class BaseExecutor:

@@ -42,6 +42,7 @@ from collections.abc import Sequence
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.sandbox import isolation
+from coderl.rewards.sandbox.inside.framing import CUT_DETAIL
 from coderl.rewards.sandbox.plan import judge_call, judge_stdio, plan
 from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxError, TestOutcome
 
@@ -49,7 +50,6 @@ log = logging.getLogger(__name__)
 _WORKER_SPECS = 256  # label specs a worker keeps (inside/worker.py's _SPEC_CACHE)
 _LABEL_JSONS = 4096  # labels whose JSON a pool keeps (as many as plan.py keeps plans of)
 _ABORT_GRACE_S = 5.0  # how long a worker told to abort a job may take to answer before it is replaced
-CUT = "cut by the batch deadline"
 # A probe longer than this share of the limit is not worth its cost: every hang pays probe + limit. Limits
 # derived from ref_time_s (<= 4 x ref, probe >= 2 x ref) are tight already, so those jobs run once, final
 # (scripts/bench/load.py, verified labels: 5% hangs 25.6 s with a 0.5 s probe, 17.1 s without).
@@ -471,8 +471,8 @@ class Sandbox:
         n = 0
         for item, slot in left:
             n += 1
-            _settle(item, JobResult([TestOutcome("timeout", 0.0, CUT) for _ in range(item.expected)], item.expected,
-                                    time.monotonic() - item.t0, detail=CUT, infra="deadline"))
+            _settle(item, JobResult([TestOutcome("timeout", 0.0, CUT_DETAIL) for _ in range(item.expected)], item.expected,
+                                    time.monotonic() - item.t0, detail=CUT_DETAIL, infra="deadline"))
             if slot is not None:
                 try:
                     os.write(self._wakes[slot][1], b"x")

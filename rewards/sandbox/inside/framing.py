@@ -15,6 +15,8 @@ HEADER = struct.Struct(">Q")
 # test's status the moment it is decided (byte 1 + i; byte 0: the program loaded), before any record of it
 # is held back. 0 is "not decided"; a status is its index here plus one.
 LEDGER_STATUSES = ("passed", "failed", "error", "timeout", "memory", "killed", "syntax", "unsupported", "ok")
+# The detail of a test that a batch deadline cut (the worker aborting it, or the pool settling it unrun).
+CUT_DETAIL = "cut by the batch deadline"
 
 
 class FrameError(ValueError):

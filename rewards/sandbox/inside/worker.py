@@ -374,7 +374,7 @@ class Worker:
                 if self.aborted or self.exceeded is not None:
                     break
         if self.aborted:
-            rest = {"status": "timeout", "runtime_s": 0.0, "detail": "cut by the batch deadline"}
+            rest = {"status": "timeout", "runtime_s": 0.0, "detail": framing.CUT_DETAIL}
         elif self.exceeded is not None:
             rest = {"status": "timeout", "runtime_s": 0.0,
                     "detail": f"not run: test {self.exceeded} exceeded its time limit"}
@@ -664,7 +664,7 @@ class Worker:
             for fd in select.select(fds, [], [], left)[0]:
                 if fd is self.proto_in:
                     if self.poll_inbox():
-                        return {"status": "timeout", "runtime_s": 0.0, "detail": "cut by the batch deadline"}
+                        return {"status": "timeout", "runtime_s": 0.0, "detail": framing.CUT_DETAIL}
                     continue
                 if fd is self.zsock:
                     if self._zmsg(time.monotonic()) is None and self.dirty:
