@@ -39,7 +39,7 @@ HEAVY_S = 2.0  # the CPU-heavy problem's reference works this long
 HEAVY = {
     "task_id": "Bench/heavy", "entry_point": "heavy",
     "prompt": 'import time\n\n\ndef heavy(n: int) -> int:\n    """Return n + 1, after working for a while."""\n',
-    "canonical_solution": (f"    t = time.monotonic()\n    while time.monotonic() - t < {HEAVY_S}:\n"
+    "canonical_solution": (f"    t = time.process_time()\n    while time.process_time() - t < {HEAVY_S}:\n"
                            "        pass\n    return n + 1\n"),
     "test": "def check(candidate):\n    assert candidate(3) == 4\n",
 }

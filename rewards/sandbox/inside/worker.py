@@ -41,6 +41,7 @@ _HOLD_S = 0.05
 _SPEC_CACHE = 256
 _LEDGER_BYTES = 1 << 20  # the judge's ledger page(s): byte 0 and one byte per test (framing.LEDGER_STATUSES)
 _RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
+_STARVED_CAP = 4  # a test's wall clock may grow to this many times its limit while its processes wait for a CPU
 
 
 def _proc_entries():
@@ -62,6 +63,46 @@ def _stat(pid):
         return rest[0].decode(), int(rest[1])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _waited(pids):
+    """Seconds these processes spent runnable but waiting for a CPU (schedstat's run_delay); 0 where unreadable."""
+    total = 0
+    for pid in pids:
+        if pid is None:
+            continue
+        try:
+            fd = os.open(f"/proc/{pid}/schedstat", os.O_RDONLY)
+            try:
+                total += int(os.read(fd, 128).split()[1])
+            finally:
+                os.close(fd)
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9
+
+
+class _Limit:
+    """A test's deadline in time its processes could run: waiting for a CPU that other load holds (a starved
+    machine) does not count, so a right program is not failed for the machine's load. Sleeping and computing do
+    count, as in plain Python; the wall clock grows by at most _STARVED_CAP times the limit."""
+    __slots__ = ("limit", "end", "pids", "start", "waited")
+
+    def __init__(self, limit, end, pids):
+        self.limit, self.end, self.pids = limit, end, pids
+        self.restart()
+
+    def restart(self):
+        self.start, self.waited = time.monotonic(), _waited(self.pids)
+
+    def left(self):
+        """Seconds until the deadline, moved by the time waited for a CPU since the test began; <= 0 once due."""
+        now = time.monotonic()
+        due = min(self.start + self.limit, self.end)
+        if now >= due:
+            due = min(self.start + self.limit + _waited(self.pids) - self.waited,
+                      self.start + _STARVED_CAP * self.limit, self.end)
+        return due - now
 
 
 def _fork_helper(fd, target, *args):
@@ -465,14 +506,13 @@ class Worker:
         return bool(ledger[0]) or any(r is not None for r in results)
 
     def _supervise(self, job, cand, remaining, results, deadline_job):
-        # A test starts less than `hold` after the judge last sent records, so a deadline of t_test + hold from
-        # the last frame received gives every test at least t_test.
-        t_test = job["test_timeout_s"] + self._hold(job)
-        deadline = min(time.monotonic() + t_test, deadline_job)
+        # A test starts less than `hold` after the judge last sent records, so a limit of test_timeout_s + hold
+        # from the last frame received gives every test at least test_timeout_s.
+        clock = _Limit(job["test_timeout_s"] + self._hold(job), deadline_job, (cand.pid, self.judge))
         started = False  # the program loaded: from now on the test that hangs is the first one unreported
         fds = [self.jsock, cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
         while True:
-            left = deadline - time.monotonic()
+            left = clock.left()
             if left <= 0:
                 return self._timed_out(cand, started, remaining, results, deadline_job)
             ready, _, _ = select.select(fds, [], [], left)
@@ -513,10 +553,10 @@ class Worker:
                             if i in remaining:
                                 remaining.remove(i)
                             started = True
-                            deadline = min(time.monotonic() + t_test, deadline_job)
+                            clock.restart()
                         elif what == "ready":
                             started = True
-                            deadline = min(time.monotonic() + t_test, deadline_job)
+                            clock.restart()
                         elif what == "prelude":
                             r = {"status": rec[1], "runtime_s": 0.0, "detail": rec[2]}
                             if r["status"] == "killed":
@@ -654,10 +694,10 @@ class Worker:
 
     def _watch_stdio(self, job, cand, deadline_job):
         t0 = time.monotonic()
-        deadline = min(t0 + job["test_timeout_s"], deadline_job)
+        clock = _Limit(job["test_timeout_s"], deadline_job, (cand.pid,))
         fds = [cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
         while cand.pid not in self.zexits:
-            left = deadline - time.monotonic()
+            left = clock.left()
             if left <= 0:
                 return {"status": "timeout", "runtime_s": time.monotonic() - t0, "detail": "wall-clock limit exceeded",
                         "wall": True}

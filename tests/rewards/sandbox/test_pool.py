@@ -509,8 +509,8 @@ def test_cancelled_arun_leaves_the_pool_working(sb):
 
 # ----------------------------------------------------------------------------- lanes, limits and deadline cuts
 HANG = "def add(a, b):\n    while True:\n        pass\n"
-BUSY = ("import time\ndef add(a, b):\n    t = time.monotonic()\n    while time.monotonic() - t < {s}:\n"
-        "        pass\n    return a + b\n")  # a CPU-heavy honest program: right, but needs {s} s per test
+BUSY = ("import time\ndef add(a, b):\n    t = time.process_time()\n    while time.process_time() - t < {s}:\n"
+        "        pass\n    return a + b\n")  # a CPU-heavy honest program: right, but needs {s} s of CPU per test
 ADD = parse_label({"format": "assert", "tests": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]})
 
 
@@ -585,6 +585,50 @@ def test_a_cpu_heavy_honest_program_keeps_its_verdict(lanes, seconds):
     assert lanes.info()["stats"]["slow_lane"] - before >= 2  # both exceeded the 0.1 s probe: ran again in full
 
 
+STARVED = """
+import json, os, subprocess, sys, time
+from coderl.rewards.config import SandboxConfig
+from coderl.rewards.labels import parse_label
+from coderl.rewards.sandbox import Job, Sandbox
+cpu = int(sys.argv[1])
+os.sched_setaffinity(0, {cpu})  # the pool, its worker and every program share one CPU with the hogs
+busy = "import time\\ndef add(a, b):\\n    t = time.process_time()\\n    while time.process_time() - t < %s:\\n        pass\\n    return a + b\\n"
+jobs = {"right": busy % 0.4, "slow": busy % 1.6, "sleeps": "import time\\ndef add(a, b):\\n    time.sleep(1.6)\\n    return a + b\\n",
+        "hang": "def add(a, b):\\n    while True:\\n        pass\\n"}
+label = parse_label({"format": "assert", "time_limit_s": 1.0, "tests": ["assert add(1, 2) == 3"]})
+hog = "import os, time\\nos.sched_setaffinity(0, {%d})\\nt = time.monotonic()\\nwhile time.monotonic() - t < 40:\\n    pass\\n" % cpu
+with Sandbox(SandboxConfig(isolation="bwrap", workers=1, probe_s=0.0, job_timeout_s=30.0)) as sb:
+    sb.run([Job(busy % 0.01, label)])  # warm
+    hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(3)]
+    try:
+        time.sleep(1.0)  # the hogs are up and spinning
+        out = {}
+        for name, code in jobs.items():
+            t0 = time.monotonic()
+            r = sb.run([Job(code, label)])[0]
+            out[name] = [r.outcomes[0].status, time.monotonic() - t0]
+    finally:
+        for h in hogs:
+            h.kill()
+print(json.dumps(out))
+"""
+
+
+def test_a_starved_program_is_timed_by_the_time_it_could_run():
+    """A machine busy with other work (a trainer beside the reward server) must not fail a right program: the
+    time a test waits for a CPU held by others is not charged to it, while computing and sleeping are."""
+    cpu = min(os.sched_getaffinity(0))
+    out = subprocess.run([sys.executable, "-c", STARVED, str(cpu)], capture_output=True, text=True, timeout=100)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.splitlines()[-1])
+    # 0.4 s of CPU at a quarter of a CPU: ~1.6 s of wall clock, over the 1 s limit, yet right
+    assert got["right"][0] == "passed", got
+    assert got["right"][1] > 1.0, f"{got}: the CPU was not contended, nothing was tested"
+    assert got["slow"][0] == "timeout", got  # 1.6 s of CPU is over the limit however long it waited
+    assert got["sleeps"][0] == "timeout", got  # sleeping is the program's own time, as in plain Python
+    assert got["hang"][0] == "timeout" and got["hang"][1] < 4 * 1.0 + 3, got  # bounded: _STARVED_CAP x the limit
+
+
 def test_ref_time_s_drives_the_limit(lanes):
     verified = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 0.05})  # limit: the 1 s floor, not 1.5 s
     r = lanes.run([Job(BUSY.format(s=1.2), verified), Job(BUSY.format(s=1.2), ADD)])
@@ -594,7 +638,7 @@ def test_ref_time_s_drives_the_limit(lanes):
 
 def test_stdio_lanes_hangs_and_cuts(lanes):
     label = parse_label({"format": "stdio", "tests": [{"input": f"{i} 1\n", "output": f"{i + 1}\n"} for i in range(5)]})
-    busy = ("import time\nt = time.monotonic()\nwhile time.monotonic() - t < 0.3:\n    pass\n"
+    busy = ("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\n"
             "a, b = map(int, input().split())\nprint(a + b)\n")
     t0 = time.monotonic()
     r = lanes.run([Job(STDIO["timeout"], label), Job(busy, label), Job(STDIO["passing"], label)])
