@@ -287,6 +287,7 @@ class WorkerProcess:
         base = "/tmp" if mode == "bwrap" else workdir  # bwrap: the sandbox's private tmpfs
         cfg = {"mode": mode, "workdir": base, "scratch": ["/tmp", "/dev/shm"] if mode == "bwrap" else [workdir],
                "judge_memory_mb": max(2 * config.memory_mb, 2048), "landlock": config.landlock, "cpu": cpu,
+               "starved_factor": config.starved_factor,
                "seccomp": syscall_filter.program()}
         argv, kwargs = worker_command(mode, config.tmp_size_mb)
         self._err, err_w = os.pipe()  # drained whenever we wait on the worker (_pump_err); a tail is kept

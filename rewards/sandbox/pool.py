@@ -290,8 +290,8 @@ class Sandbox:
         reply = None
         probe = item.probe
         base = {**item.payload, "seq": next(self._seq)}
-        if probe:
-            base["test_timeout_s"] = probe
+        if probe:  # a probe times by the wall clock alone: exceeding it only costs a rerun with full limits
+            base["test_timeout_s"], base["probe"] = probe, True
         batch = item.batch
         for _ in range(3):  # the worker may need the label's tests, or a replacement
             digest = item.payload["digest"]

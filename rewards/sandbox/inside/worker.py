@@ -41,7 +41,6 @@ _HOLD_S = 0.05
 _SPEC_CACHE = 256
 _LEDGER_BYTES = 1 << 20  # the judge's ledger page(s): byte 0 and one byte per test (framing.LEDGER_STATUSES)
 _RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
-_STARVED_CAP = 4  # a test's wall clock may grow to this many times its limit while its processes wait for a CPU
 
 
 def _proc_entries():
@@ -85,11 +84,11 @@ def _waited(pids):
 class _Limit:
     """A test's deadline in time its processes could run: waiting for a CPU that other load holds (a starved
     machine) does not count, so a right program is not failed for the machine's load. Sleeping and computing do
-    count, as in plain Python; the wall clock grows by at most _STARVED_CAP times the limit."""
-    __slots__ = ("limit", "end", "pids", "start", "waited")
+    count, as in plain Python; the wall clock grows to at most `cap` times the limit (SandboxConfig.starved_factor)."""
+    __slots__ = ("limit", "end", "pids", "cap", "start", "waited")
 
-    def __init__(self, limit, end, pids):
-        self.limit, self.end, self.pids = limit, end, pids
+    def __init__(self, limit, end, pids, cap):
+        self.limit, self.end, self.pids, self.cap = limit, end, pids, cap
         self.restart()
 
     def restart(self):
@@ -101,7 +100,7 @@ class _Limit:
         due = min(self.start + self.limit, self.end)
         if now >= due:
             due = min(self.start + self.limit + _waited(self.pids) - self.waited,
-                      self.start + _STARVED_CAP * self.limit, self.end)
+                      self.start + self.cap * self.limit, self.end)
         return due - now
 
 
@@ -482,6 +481,10 @@ class Worker:
         self.kill_candidate(cand)
         return outcome != "done"
 
+    def _starved_cap(self, job):
+        # a probe times by the wall clock alone: exceeding it costs only a rerun with the full limits
+        return 1 if job.get("probe") else self.cfg.get("starved_factor", 1)
+
     @staticmethod
     def _hold(job):
         return min(_HOLD_S, job["test_timeout_s"] / 4)
@@ -508,7 +511,8 @@ class Worker:
     def _supervise(self, job, cand, remaining, results, deadline_job):
         # A test starts less than `hold` after the judge last sent records, so a limit of test_timeout_s + hold
         # from the last frame received gives every test at least test_timeout_s.
-        clock = _Limit(job["test_timeout_s"] + self._hold(job), deadline_job, (cand.pid, self.judge))
+        clock = _Limit(job["test_timeout_s"] + self._hold(job), deadline_job, (cand.pid, self.judge),
+                       self._starved_cap(job))
         started = False  # the program loaded: from now on the test that hangs is the first one unreported
         fds = [self.jsock, cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
         while True:
@@ -694,7 +698,7 @@ class Worker:
 
     def _watch_stdio(self, job, cand, deadline_job):
         t0 = time.monotonic()
-        clock = _Limit(job["test_timeout_s"], deadline_job, (cand.pid,))
+        clock = _Limit(job["test_timeout_s"], deadline_job, (cand.pid,), self._starved_cap(job))
         fds = [cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
         while cand.pid not in self.zexits:
             left = clock.left()
