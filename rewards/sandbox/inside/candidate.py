@@ -180,8 +180,13 @@ class Server:
             name = getattr(obj, "__name__", "")
             std = isinstance(name, str) and name.partition(".")[0] in sys.stdlib_module_names \
                 and sys.modules.get(name) is obj
-            return {P.INFO_KIND: P.KIND_MODULE, P.INFO_NAME: str(name), P.INFO_CAPS: _caps(type(obj)),
-                    **({P.INFO_REF: [name, ""]} if std else {})}
+            info = {P.INFO_KIND: P.KIND_MODULE, P.INFO_NAME: str(name), P.INFO_CAPS: _caps(type(obj))}
+            if std:
+                info[P.INFO_REF] = [name, ""]
+                subs = sorted(n for n in list(sys.modules) if isinstance(n, str) and n.startswith(name + "."))
+                if subs:
+                    info[P.INFO_SUBMODULES] = subs[:64]
+            return info
         if callable(obj):
             return {P.INFO_KIND: P.KIND_FUNCTION, P.INFO_CAPS: _caps(type(obj))}
         return {P.INFO_KIND: P.KIND_OBJECT, P.INFO_CAPS: _caps(type(obj)), **self._class_info(type(obj))}

@@ -21,6 +21,7 @@ import collections
 import collections.abc
 import copy
 import gc
+import importlib
 import io
 import os
 import random
@@ -35,7 +36,7 @@ import unittest
 import unittest._log
 import unittest.mock
 
-from . import channel, framing, mirrors, wire
+from . import channel, framing, mirrors, protocol, wire
 from .proxy import CandidateGone, Unjudgeable, _is_proxy, _loaded
 from .session import Session, _from_tests, _same
 from .session import install as install_patches
@@ -124,12 +125,16 @@ def _namespace(session, spec, names):
         if type(name) is not str or name.startswith("__"):
             continue
         top = name in sys.stdlib_module_names
+        own = _program_module(enc) if name != spec.entry_point else None
+        if own is not None and not (name in builtins.__dict__ and not top):
+            ns[name] = public[name] = own
+            continue
         if (name in builtins.__dict__ or top) and name != spec.entry_point:
             own = _own_stdlib_object(name, enc) if top else None
             if own is not None:
                 ns[name] = public[name] = own
                 continue
-            if top and name in _BASE_MODULES:  # the judge imports nothing because the program named it
+            if top and name in _BASE_MODULES:  # a program's fake `json` stays out: the test gets the judge's
                 ns[name] = public[name] = sys.modules[name]
             continue
         value = session.dec(enc)
@@ -145,13 +150,61 @@ def _namespace(session, spec, names):
     return ns
 
 
+# Standard-library modules whose import runs a program instead of defining one (the Zen printed, a web browser
+# opened, IDLE or the regression suite started): never imported on the program's word (nor any `__main__`).
+_RUNS_ON_IMPORT = frozenset({"this", "antigravity", "idlelib", "turtledemo", "test", "__hello__", "__phello__"})
+_SUBMODULES = 64  # submodules of a program's module the judge imports with it (`import xml.dom.minidom`)
+
+
+def _stdlib_module(name):
+    """The judge's own copy of the standard-library module `name`, imported here if need be, or None: not the
+    standard library's (the judge runs in isolated mode: nothing of the job directory is on its sys.path), a
+    module whose import runs a program (_RUNS_ON_IMPORT, `__main__`), or one that does not import."""
+    if type(name) is not str or len(name) > 200:
+        return None
+    parts = name.split(".")
+    if parts[0] not in sys.stdlib_module_names or parts[0] in _RUNS_ON_IMPORT or "__main__" in parts or \
+            not all(p.isidentifier() for p in parts):
+        return None
+    mod = sys.modules.get(name)
+    if not isinstance(mod, types.ModuleType):
+        try:
+            mod = importlib.import_module(name)
+        except (Exception, SystemExit):
+            return None
+    return mod if isinstance(mod, types.ModuleType) else None
+
+
+def _program_module(enc):
+    """The judge's own module for a program's global that is a standard-library module (its handle's reference:
+    `import sqlite3`, `import re as regex`, `from collections import abc`, `import os.path`), with the submodules
+    the program had loaded below it (`import xml.dom.minidom` binds `xml`): a module the program imported is
+    the tests' too, as in plain Python, where they run appended to it. Imported here if need be, from this
+    process's standard library: never the program's module, never a module outside the standard library."""
+    if type(enc) is not list or len(enc) != 3 or enc[0] != "h" or type(enc[2]) is not dict:
+        return None
+    info = enc[2]
+    ref = info.get(protocol.INFO_REF)
+    if info.get(protocol.INFO_KIND) != protocol.KIND_MODULE or type(ref) is not list or len(ref) != 2 or \
+            ref[1] != "" or type(ref[0]) is not str:
+        return None
+    mod = _stdlib_module(ref[0])
+    subs = info.get(protocol.INFO_SUBMODULES)
+    if mod is not None and type(subs) is list:
+        for sub in subs[:_SUBMODULES]:
+            if type(sub) is str and sub.startswith(ref[0] + "."):
+                _stdlib_module(sub)
+    return mod
+
+
 def _own_stdlib_object(name, enc):
     """The judge's own object for a program name that is a standard-library module's name and stands for an object
     of that very module (`from datetime import datetime`, `from time import time`): looked up among the modules
-    already loaded here, never a module, never anything of the program (a fake `json` stays out)."""
+    here (imported if need be), never a module, never anything of the program (a fake `json` stays out)."""
     if type(enc) is not list or len(enc) != 3 or enc[0] != "R" or type(enc[1]) is not str or \
             enc[1].partition(".")[0] != name or type(enc[2]) is not str or not enc[2]:
         return None
+    _stdlib_module(enc[1])  # the program imported it: the tests have it too
     try:
         obj = _loaded(enc[1], enc[2])
     except wire.DecodeError:

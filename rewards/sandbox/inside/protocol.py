@@ -56,6 +56,7 @@ INFO_ABCS = "abc"  # the NOMINAL_ABCS its class is one of
 INFO_FIELDS = "df"  # a dataclass's field names
 INFO_REF = "r"  # [module, qualname] of the standard-library module or exception class it is
 INFO_BASES = "b"  # an exception class's bases
+INFO_SUBMODULES = "sm"  # a standard-library module's submodules loaded in the program's process
 KIND_EXC, KIND_CLASS, KIND_MODULE, KIND_FUNCTION, KIND_OBJECT = "exc", "cls", "mod", "fn", "obj"
 # What the candidate may do with an object of the test: the kind in the judge's handle ["h", id, {INFO_KIND: kind}].
 EXPORT_CALL, EXPORT_STREAM, EXPORT_ITERATOR, EXPORT_OBJECT = "call", "stream", "iterator", "object"
