@@ -358,9 +358,9 @@ class Server:
             return issubclass(args[0], target)
         if name == "round":
             return round(target, *args)
-        if name in ("send", "throw", "close") and isinstance(target, types.GeneratorType):  # judge._GENERATOR
+        if name in P.GENERATOR_OPS and isinstance(target, types.GeneratorType):  # proxy._GENERATOR
             return getattr(target, name)(*args[:1])
-        if name in ("copy", "deepcopy"):  # copy.copy / deepcopy in the test (judge.Proxy.__deepcopy__)
+        if name in ("copy", "deepcopy"):  # copy.copy / deepcopy in the test (proxy.Proxy.__deepcopy__)
             import copy
             return getattr(copy, name)(target)
         if name == "exit":  # the type of an exception in flight in the test, never its value

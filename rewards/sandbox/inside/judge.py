@@ -36,10 +36,9 @@ import unittest
 import unittest._log
 import unittest.mock
 
-from . import channel, framing, mirrors, protocol, wire
+from . import channel, framing, mirrors, protocol, stdlib_patches, wire
 from .proxy import CandidateGone, Unjudgeable, _is_proxy, _loaded
 from .session import Session, _from_tests, _same
-from .session import install as install_patches
 
 _HOOKS = {"unittest": {"setUpModule", "tearDownModule", "load_tests"},
           "humaneval": {"check", "candidate"}, "assert": set(), "call": set()}
@@ -598,7 +597,7 @@ def serve(sock_fd, base, ledger=None):
     """The judge's main loop: one job frame (+ the candidate's channel descriptor) at a time. ledger: the page
     the worker reads when this process dies or stops answering (worker.py), marked as verdicts are decided."""
     global _BASE_MODULES
-    install_patches()
+    stdlib_patches.install()
     # SIGINT is the one signal Python turns into an exception (KeyboardInterrupt) at an arbitrary point of a
     # test; where Landlock cannot scope signals, a candidate of the same uid could send it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

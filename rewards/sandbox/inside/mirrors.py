@@ -11,10 +11,10 @@ here, holding its four halves:
   judge      apply(session, out, ctx, pending)  hand that to the test (output, log records, random state, ...)
 
 MIRRORS is the one ordered list both sides walk: captured and installed in its order, undone in reverse.
-Adding a kind of shared state is one class here and its test. The judge's side needs the standard-library
-patches of install_judge() (which context managers of the test are in effect, whether it seeded random),
-made once in the judge before any job; the candidate imports nothing beyond the interpreter's core modules
-until a request asks for a kind (the zygote imports this module). stdlib only.
+Adding a kind of shared state is one class here and its test. The judge's side reads what its standard-library
+patches record (stdlib_patches.py: which context managers of the test are in effect, whether it seeded
+random); the candidate imports nothing beyond the interpreter's core modules until a request asks for a kind
+(the zygote imports this module). stdlib only.
 """
 
 import builtins
@@ -32,7 +32,7 @@ _TWISTS = 1024  # blocks of 624 words a program may draw between two calls and s
 
 # The judge's record of the test's context managers in effect (entered, not yet exited): mock.patch()es
 # (decorator, with, start/stop), assertLogs / assertNoLogs, warnings.catch_warnings (assertWarns enters one
-# too); and whether a test called random.seed / random.setstate in this job. Filled once install_judge() ran.
+# too); and whether a test called random.seed / random.setstate in this job. Kept by stdlib_patches.install().
 ACTIVE_PATCHES, ACTIVE_LOG_CAPTURES, ACTIVE_WARNING_CAPTURES = [], [], []
 RANDOM_SEEDED = set()
 
@@ -516,57 +516,6 @@ def apply(session, out, ctx, pending):
     if type(out) is dict:
         for m in MIRRORS:
             m.apply(session, out, ctx, pending)
-
-
-def _track(cls, active):
-    enter, exit_ = cls.__enter__, cls.__exit__
-
-    def __enter__(self):
-        result = enter(self)
-        active.append(self)
-        return result
-
-    def __exit__(self, *exc):
-        try:
-            return exit_(self, *exc)
-        finally:
-            for i in range(len(active) - 1, -1, -1):
-                if active[i] is self:
-                    del active[i]
-                    break
-
-    cls.__enter__, cls.__exit__ = __enter__, __exit__
-
-
-def _track_random():
-    """random.seed / setstate in the tests mark that the program's random module must follow the test's."""
-    import random
-    for name in ("seed", "setstate"):
-        original = getattr(random, name)
-
-        def wrapper(*args, _original=original, _name=name, **kwargs):
-            RANDOM_SEEDED.add(_name)
-            return _original(*args, **kwargs)
-
-        setattr(random, name, wrapper)
-
-
-_INSTALLED = []
-
-
-def install_judge():
-    """The judge's standard-library patches that tell which of the test's context managers are in effect and
-    whether it seeded random; once per process, before any job."""
-    if _INSTALLED:
-        return
-    import unittest._log
-    import unittest.mock
-    import warnings
-    _track_random()
-    _track(unittest.mock._patch, ACTIVE_PATCHES)
-    _track(unittest._log._AssertLogsContext, ACTIVE_LOG_CAPTURES)
-    _track(warnings.catch_warnings, ACTIVE_WARNING_CAPTURES)  # the test's own, and assertWarns's
-    _INSTALLED.append(True)
 
 
 # ---------------------------------------------------------------------------------------- the candidate's side

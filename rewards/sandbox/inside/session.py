@@ -33,30 +33,6 @@ _VIEW_TYPES = frozenset(type(v) for v in ({}.keys(), {}.values(), {}.items()))
 _NOTHING = object()
 
 
-def _guard_set_equal():
-    """unittest's assertSetEqual asks its first argument for `difference(second)`: an object of the program would
-    receive the expected set and answer whether they differ (assertEqual on two sets comes here too)."""
-    original = unittest.TestCase.assertSetEqual
-
-    def assertSetEqual(self, set1, set2, msg=None):
-        for v in (set1, set2):
-            if _is_proxy(v):
-                raise v._coderl_s.unjudgeable("assertSetEqual with an object of the program")
-        return original(self, set1, set2, msg)
-
-    unittest.TestCase.assertSetEqual = assertSetEqual
-
-
-
-
-def install():
-    """The judge's patches of the standard library, once per process before any job: the guard above and the
-    mirrors' own (which of the test's context managers are in effect)."""
-    if unittest.TestCase.assertSetEqual.__module__ != __name__:
-        _guard_set_equal()
-    mirrors.install_judge()
-
-
 _KEPT = 64  # arguments of the test the program keeps, followed after later calls (the candidate says which)
 
 

@@ -92,7 +92,7 @@ def test_environ_argv_and_recursion_limit_reach_the_program_and_go_back(sides):
 
 def test_the_program_continues_the_tests_random_sequence_and_the_test_continues_the_programs(sides):
     judge, server = sides
-    mirrors.RANDOM_SEEDED.add("seed")  # what install_judge()'s random.seed wrapper records in the judge
+    mirrors.RANDOM_SEEDED.add("seed")  # what stdlib_patches' random.seed wrapper records in the judge
     expected = random.Random(7)
     first, second = expected.random(), expected.random()
     judge_state = random.Random()
@@ -142,8 +142,8 @@ def test_a_kind_that_fails_to_install_leaves_nothing_installed(sides):
 _TRACKED = """
 import contextlib, io, json, logging, socket, sys, time, types, warnings
 from unittest import mock
-from coderl.rewards.sandbox.inside import candidate, mirrors, session, wire
-session.install()
+from coderl.rewards.sandbox.inside import candidate, mirrors, session, stdlib_patches
+stdlib_patches.install()
 a, b = socket.socketpair()
 judge, server = session.Session(a.fileno(), 1 << 20, 400), candidate.Server(types.ModuleType("solution"))
 def program():
