@@ -520,9 +520,14 @@ def apply(session, out, ctx, pending):
 
 # ---------------------------------------------------------------------------------------- the candidate's side
 
+_REPORTERS = tuple(reversed([m for m in MIRRORS if m.REPORTS]))
+
+
 def install(server, ctx):
     """Put the test's state in place for one request; what undo() needs. A kind that fails to install (a value
     it cannot decode) leaves nothing installed behind it."""
+    if not ctx:  # the test changed nothing (most requests): no kind installs anything
+        return ()
     saved = []
     try:
         for m in MIRRORS:
@@ -536,6 +541,10 @@ def install(server, ctx):
 def undo(server, saved):
     """Put the program's own state back, in reverse order; the report for the judge (None: nothing)."""
     out = {}
+    if not saved:  # nothing installed: only the kinds that report after every request
+        for m in _REPORTERS:
+            m.undo(server, None, out)
+        return out or None
     for m, s in zip(reversed(MIRRORS[:len(saved)]), reversed(saved), strict=True):
         if s is not None or m.REPORTS:
             m.undo(server, s, out)
