@@ -11,6 +11,8 @@ limits). The families, in tests/rewards/sandbox/fidelity/:
   coderm     coderm_style.py: LLM-style unittest modules on function / class / script programs
   apps       apps_style.py: stdio programs and call-based (fn_name) problems
   heldout    heldout_style.py: written apart from the others, every label format, other idioms (own report)
+  heldout2   heldout2_style.py: written apart from all of them, again (own report)
+  imports    imports_style.py: tests using standard-library modules only the program imported (own report)
 
     python -m scripts.bench.fidelity                       # HumanEval (~1.9k programs x 3 formats)
     python -m scripts.bench.fidelity --family families     # mbpp + coderm + apps (~1k programs)
@@ -87,14 +89,15 @@ def main(argv: list[str] | None = None) -> int:
         programs = family_programs(names, seed=args.seed, every=args.every)
         reports["families"] = measure_work(family_jobs(programs), timeout_s=args.timeout_s,
                                            workers=args.workers)
-    if args.family in ("heldout", "all"):  # its formats overlap the others': a report of its own
-        programs = family_programs(["heldout"], seed=args.seed, every=args.every)
-        reports["heldout"] = measure_work(family_jobs(programs), timeout_s=args.timeout_s, workers=args.workers)
+    # The other families' formats overlap the disjoint ones': each a report of its own.
+    for name in (n for n in FAMILIES if n not in DISJOINT and args.family in (n, "all")):
+        programs = family_programs([name], seed=args.seed, every=args.every)
+        reports[name] = measure_work(family_jobs(programs), timeout_s=args.timeout_s, workers=args.workers)
     for title, report in reports.items():
         for d in report["disagreements"]:
             d["allowlisted"] = reason_for(d["pid"])
         family_names = {} if title == "humaneval" else \
-            {fmt: "heldout" if title == "heldout" else family_of(fmt) for fmt in report["formats"]}
+            {fmt: title if title in FAMILIES else family_of(fmt) for fmt in report["formats"]}
         _print_report(title, report, family_names)
     if args.json:
         tmp = f"{args.json}.tmp"

@@ -12,48 +12,34 @@ only outcome. stdlib only.
 """
 
 import builtins
-import io
 import operator
 import os
 import sys
 import traceback
 import types
 
-from . import channel, framing, wire
+from . import channel, framing, mirrors, wire
+from . import protocol as P
 
 CHANNEL_FD = 3
 SYNTAX_EXIT = 97  # stdio: the program does not compile (a program exiting with it only mislabels its own failure)
-_BINOPS = {name: getattr(operator, name) for name in (
-    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and_", "or_",
-    "xor")}
-_UNARY = {"len": len, "bool": bool, "iter": iter, "next": next, "str": str, "repr": repr, "hash": hash,
-          "int": int, "float": float, "index": operator.index, "complex": complex, "neg": operator.neg,
-          "pos": operator.pos, "abs": abs, "invert": operator.invert, "reversed": reversed,
-          "dir": lambda o: sorted(str(n) for n in dir(o)), "type": type, "enter": lambda o: o.__enter__()}
+_BINOPS = {name: getattr(operator, name) for name in P.BINOPS}
+_UNARY_IMPL = {"index": operator.index, "neg": operator.neg, "pos": operator.pos, "invert": operator.invert,
+               "dir": lambda o: sorted(str(n) for n in dir(o)), "enter": lambda o: o.__enter__()}
+_UNARY = {name: _UNARY_IMPL.get(name) or getattr(builtins, name) for name in P.UNARY}
 _RETAINED, _RETAINED_ITEMS = 64, 10_000  # shared containers followed after later requests: how many, how long
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
-_CAPTURE_CHARS = 1 << 20  # what a test redirecting stdout gets of one call's output
 _MISSING = object()
 _GLOBAL_ITEMS = 100_000  # a bigger module-level table stays here as a handle: copying it would cost every job
 _NEXT_BATCH = 256  # items one "nextn" request may take from an iterator
 # Types reachable only through the types module (their __qualname__, e.g. "generator", names nothing).
 _TYPE_REFS = {t: ["R", "types", n] for n, t in vars(types).items()
               if isinstance(t, type) and not n.startswith("_")}
-# The special methods the judge's proxy of an object has only when the object's type has them (judge._OPTIONAL).
-_CAPS = tuple(f"__{n}__" for n in (
-    "call", "getitem", "setitem", "delitem", "round", "instancecheck", "subclasscheck", "contains", "next", "exit",
-    "await",
-    "len", "bool", "iter", "int", "float", "index", "complex", "neg", "pos", "abs", "invert", "reversed", "enter",
-    *(p + n for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and",
-                      "or", "xor") for p in ("", "r"))))
 _caps_cache = {}
-# collections.abc's classes that a class must derive from or be registered with (no structural check makes one).
-_NOMINAL_ABCS = ("Mapping", "MutableMapping", "Sequence", "MutableSequence", "Set", "MutableSet", "MappingView",
-                 "KeysView", "ItemsView", "ValuesView")
 
 
 def _caps(t):
-    """Which of _CAPS the type t has, looked up as Python looks up special methods (the type's MRO)."""
+    """Which of P.CAPS the type t has, looked up as Python looks up special methods (the type's MRO)."""
     try:
         return _caps_cache[t]
     except Exception:  # not seen yet (or a metaclass that makes its classes unhashable)
@@ -61,8 +47,8 @@ def _caps(t):
     try:
         found = {}
         for k in reversed(type.__dict__["__mro__"].__get__(t)):
-            found.update((n, v) for n, v in vars(k).items() if n in _CAPS or n == "__hash__")
-        caps = [n for n in _CAPS if found.get(n) is not None] + (["nohash"] if found.get("__hash__") is None else [])
+            found.update((n, v) for n, v in vars(k).items() if n in P.CAPS or n == "__hash__")
+        caps = [n for n in P.CAPS if found.get(n) is not None] + ([P.NOHASH] if found.get("__hash__") is None else [])
         if len(_caps_cache) < 4096:
             _caps_cache[t] = caps
     except Exception:
@@ -135,7 +121,7 @@ def _judge_compare(name):
 
 
 # Comparisons with a test's object are its own methods', run by the judge (a heap of the test's Task objects).
-for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+for _name in P.COMPARE_OPS[:6]:
     setattr(JudgeObject, f"__{_name}__", _judge_compare(_name))
 del _name
 # The test's function's docstring and module, not this class's (functools.wraps(test_function) reads them).
@@ -177,7 +163,7 @@ class Server:
         return ["h", hid, self._info(obj)]
 
     def _info(self, obj):
-        """What the judge needs to stand in for obj; "r" names a standard-library module or exception class
+        """What the judge needs to stand in for obj (protocol.INFO_*); INFO_REF names a standard-library module or exception class
         that the judge uses instead when it has already loaded it (it never imports one for us)."""
         if isinstance(obj, type):
             try:
@@ -186,42 +172,50 @@ class Server:
                 name = "?"
             if issubclass(obj, BaseException):
                 ref = wire.stdlib_ref(obj)
-                return {"k": "exc", "n": name, "b": [self.export(b) for b in obj.__bases__],
-                        **({"r": ref[1:]} if ref else {})}
-            return {"k": "cls", "n": name, "m": _caps(type(obj))}
+                return {P.INFO_KIND: P.KIND_EXC, P.INFO_NAME: name,
+                        P.INFO_BASES: [self.export(b) for b in obj.__bases__],
+                        **({P.INFO_REF: ref[1:]} if ref else {})}
+            return {P.INFO_KIND: P.KIND_CLASS, P.INFO_NAME: name, P.INFO_CAPS: _caps(type(obj))}
         if isinstance(obj, types.ModuleType):
             name = getattr(obj, "__name__", "")
             std = isinstance(name, str) and name.partition(".")[0] in sys.stdlib_module_names \
                 and sys.modules.get(name) is obj
-            return {"k": "mod", "n": str(name), "m": _caps(type(obj)), **({"r": [name, ""]} if std else {})}
+            info = {P.INFO_KIND: P.KIND_MODULE, P.INFO_NAME: str(name), P.INFO_CAPS: _caps(type(obj))}
+            if std:
+                info[P.INFO_REF] = [name, ""]
+                subs = sorted(n for n in list(sys.modules) if isinstance(n, str) and n.startswith(name + "."))
+                if subs:
+                    info[P.INFO_SUBMODULES] = subs[:64]
+            return info
         if callable(obj):
-            return {"k": "fn", "m": _caps(type(obj))}
-        return {"k": "obj", "m": _caps(type(obj)), **self._class_info(type(obj))}
+            return {P.INFO_KIND: P.KIND_FUNCTION, P.INFO_CAPS: _caps(type(obj))}
+        return {P.INFO_KIND: P.KIND_OBJECT, P.INFO_CAPS: _caps(type(obj)), **self._class_info(type(obj))}
 
     def _class_info(self, cls):
         """An object's class (the judge's proxy gets its name and, for a standard-library type, the type
         itself) and whether the class keeps object's equality and ordering (then the judge decides them)."""
         info = {}
         try:
-            info["c"] = _TYPE_REFS.get(cls) or wire.stdlib_ref(cls) or self.export(cls)
+            info[P.INFO_CLASS] = _TYPE_REFS.get(cls) or wire.stdlib_ref(cls) or self.export(cls)
             if cls.__eq__ is object.__eq__ and cls.__ne__ is object.__ne__:
-                info["eq"] = 1
+                info[P.INFO_EQ] = 1
             if all(getattr(cls, n) is getattr(object, n) for n in ("__lt__", "__le__", "__gt__", "__ge__")):
-                info["ord"] = 1
+                info[P.INFO_ORD] = 1
         except Exception:
             pass
         try:  # the collections ABCs it derives from or is registered with (isinstance(c, Mapping) in the test)
             abc = sys.modules.get("collections.abc")
-            names = [n for n in _NOMINAL_ABCS if abc is not None and issubclass(cls, getattr(abc, n))]
+            names = [n for n in P.NOMINAL_ABCS if abc is not None and issubclass(cls, getattr(abc, n))]
             if names:
-                info["abc"] = names
+                info[P.INFO_ABCS] = names
         except Exception:
             pass
         try:  # a dataclass's fields are data (dataclasses.asdict / fields / astuple in the test read them)
             fields = cls.__dict__.get("__dataclass_fields__") if "dataclasses" in sys.modules else None
             if type(fields) is dict:
                 plain = sys.modules["dataclasses"]._FIELD
-                info["df"] = [str(n) for n, f in fields.items() if getattr(f, "_field_type", None) is plain][:256]
+                info[P.INFO_FIELDS] = [str(n) for n, f in fields.items()
+                                       if getattr(f, "_field_type", None) is plain][:256]
         except Exception:
             pass
         return info
@@ -312,12 +306,12 @@ class Server:
             if op == "call":
                 return self._call(msg)
             if op == "with":  # another request, with the test's shared state mirrored as for a call
-                saved = self._mirror(msg[1] or {})
+                saved = mirrors.install(self, msg[1] or {})
                 try:
                     reply = self.handle(msg[2]) if type(msg[2]) is list and msg[2][:1] != ["with"] else \
                         ["raise", {"cls": ["R", "builtins", "ValueError"], "args": None, "str": "bad request"}]
                 finally:
-                    out = self._unmirror(saved)
+                    out = mirrors.undo(self, saved)
                 if len(reply) > 2 and reply[2]:
                     out = {**(out or {}), **reply[2]}
                 return [*reply[:2], out]
@@ -364,9 +358,9 @@ class Server:
             return issubclass(args[0], target)
         if name == "round":
             return round(target, *args)
-        if name in ("send", "throw", "close") and isinstance(target, types.GeneratorType):  # judge._GENERATOR
+        if name in P.GENERATOR_OPS and isinstance(target, types.GeneratorType):  # proxy._GENERATOR
             return getattr(target, name)(*args[:1])
-        if name in ("copy", "deepcopy"):  # copy.copy / deepcopy in the test (judge.Proxy.__deepcopy__)
+        if name in ("copy", "deepcopy"):  # copy.copy / deepcopy in the test (proxy.Proxy.__deepcopy__)
             import copy
             return getattr(copy, name)(target)
         if name == "exit":  # the type of an exception in flight in the test, never its value
@@ -397,16 +391,16 @@ class Server:
         refs = [sys.getrefcount(a) for _, a in watch]
         rows = {key: list(a) for key, a in [*enumerate(args), *kwargs.items()]
                 if type(a) is list and any(type(x) in wire.MUTABLE for x in a)}  # nested containers, before
-        saved = self._mirror(ctx)
+        saved = mirrors.install(self, ctx)
         result = None
         try:
             result = fn(*args, **kwargs)
         except BaseException as e:
-            out = self._follow(watch, refs, result, self._unmirror(saved))
+            out = self._follow(watch, refs, result, mirrors.undo(self, saved))
             reply = self.raise_reply(e)
             reply.append(out)
             return reply
-        out = self._unmirror(saved)
+        out = mirrors.undo(self, saved)
         out = self._follow(watch, refs, result, out)
         # Arguments the program changed in place (lists, dicts, sets) go back, so in-place tests work; a
         # result that is one of them says which, so that the test gets its own object back (`sort(xs) is xs`).
@@ -445,81 +439,6 @@ class Server:
         where = {id(x): j for j, x in enumerate(before) if type(x) in wire.MUTABLE}
         return [key, self.enc(arg), [where.get(id(x), -1) if type(x) in wire.MUTABLE else -1 for x in arg]]
 
-    def _mirror(self, ctx):
-        """Install, for one call, what the test changed of the state it shares with the program in plain
-        Python: stdout / stderr capture, patched builtins (print, input, open, ...), sys.stdin, sys.argv,
-        os.environ, standard-library module attributes (time.sleep, random.randint, ...), random's state."""
-        saved = {"attrs": []}
-        for tid, state in ctx.get("sync") or ():  # what the test did to its copies since the last request
-            entry = self.retained.get(tid) if type(tid) is int else None
-            if entry is not None:
-                wire.write_back(entry[0], self.dec(state))
-                entry[1] = self.enc(entry[0])
-        for name in ("stdout", "stderr"):
-            if ctx.get(name):
-                saved[name] = getattr(sys, name)
-                setattr(sys, name, io.StringIO())
-        if "stdin" in ctx:
-            saved["stdin"] = sys.stdin
-            sys.stdin = _StdinMirror(self.dec(ctx["stdin"]))
-        if "environ" in ctx:  # before the patches: a patched os.environ is undone first, then the real one
-            saved["environ"] = dict(os.environ)
-            os.environ.clear()
-            os.environ.update(self.dec(ctx["environ"]))
-        for name, value in (ctx.get("builtins") or {}).items():
-            self._patch(saved, builtins, name, self.dec(value))
-        for mod, name, value in ctx.get("patches") or ():
-            target = sys.modules.get(mod) if isinstance(mod, str) else None
-            if target is None and isinstance(mod, str) and mod.partition(".")[0] in sys.stdlib_module_names:
-                import importlib
-                target = importlib.import_module(mod)
-            if target is not None:
-                self._patch(saved, target, name, self.dec(value))
-        if "argv" in ctx:
-            self._patch(saved, sys, "argv", self.dec(ctx["argv"]))
-        if "random" in ctx:
-            import random
-            random.setstate(self.dec(ctx["random"]))
-            self.random_linked = True
-        if type(ctx.get("recursion")) is int:
-            saved["recursion"] = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(ctx["recursion"], 50))
-        if ctx.get("logs"):
-            self._capture_logs(saved, ctx["logs"])
-        if ctx.get("warnings"):
-            import warnings
-            saved["warnings"] = warnings.catch_warnings(record=True)
-            saved["warned"] = saved["warnings"].__enter__()
-            warnings.simplefilter("always")
-        return saved
-
-    @staticmethod
-    def _capture_logs(saved, captures):
-        """The test's assertLogs, as they configure their loggers: a handler collecting what reaches them."""
-        import logging
-
-        records = saved["logs"] = []
-
-        class Collector(logging.Handler):
-            def __init__(self, k):
-                super().__init__()
-                self.k = k
-
-            def emit(self, record):
-                try:
-                    message = record.getMessage()
-                except Exception:
-                    message = str(record.msg)
-                records.append([self.k, record.name, record.levelno, message])
-
-        saved["loggers"] = []
-        for k, (name, level) in enumerate(captures):
-            logger = logging.getLogger(name if isinstance(name, str) else None)
-            saved["loggers"].append((logger, logger.handlers, logger.level, logger.propagate))
-            logger.handlers = [Collector(k)]
-            logger.setLevel(level if type(level) is int else logging.NOTSET)
-            logger.propagate = False
-
     def _watch(self, track, args, kwargs):
         """[(tid, argument)] for the test's mutable arguments of this call (the judge's ids for them)."""
         out = []
@@ -542,62 +461,6 @@ class Server:
             out = out or {}
             out["kept"] = kept
         return out
-
-    def _shared_changes(self, out):
-        """What the program did to the containers it shares with the test, and which it no longer holds."""
-        live, released = [], []
-        for tid, entry in list(self.retained.items()):
-            if sys.getrefcount(entry[0]) <= 2:  # only this table holds it now
-                del self.retained[tid]
-                released.append(tid)
-                continue
-            state = self.enc(entry[0])
-            if state != entry[1]:
-                entry[1] = state
-                live.append([tid, state])
-        for name, value in (("live", live), ("released", released)):
-            if value:
-                out[name] = value
-
-    @staticmethod
-    def _patch(saved, target, name, value):
-        saved["attrs"].append((target, name, target.__dict__.get(name, _MISSING)))
-        setattr(target, name, value)
-
-    def _unmirror(self, saved):
-        """Undo _mirror; returns what the program wrote to a captured stream and the random state it left."""
-        out = {}
-        for name in ("stdout", "stderr"):
-            if name in saved:
-                buf = getattr(sys, name)
-                setattr(sys, name, saved.pop(name))
-                out[name] = buf.getvalue()[:_CAPTURE_CHARS] if isinstance(buf, io.StringIO) else ""
-        if "stdin" in saved:
-            sys.stdin = saved.pop("stdin")
-        for target, name, old in reversed(saved["attrs"]):
-            if old is _MISSING:
-                target.__dict__.pop(name, None)
-            else:
-                setattr(target, name, old)
-        if "environ" in saved:
-            os.environ.clear()
-            os.environ.update(saved["environ"])
-        if "recursion" in saved:
-            sys.setrecursionlimit(saved["recursion"])
-        for logger, handlers, level, propagate in reversed(saved.get("loggers", ())):
-            logger.handlers, logger.propagate = handlers, propagate
-            logger.setLevel(level)
-        if saved.get("logs"):
-            out["logs"] = saved["logs"]
-        if "warnings" in saved:
-            saved["warnings"].__exit__(None, None, None)
-            out["warnings"] = [self.enc(w.message) for w in saved["warned"] if isinstance(w.message, Warning)]
-        if self.random_linked:
-            import random
-            out["random"] = self.enc(random.getstate())
-        if self.retained:
-            self._shared_changes(out)
-        return out or None
 
     def _globals(self):
         mod = self.objs[0]
@@ -644,22 +507,6 @@ class _RecursionRoom:
     def __exit__(self, *exc):
         if self.limit < wire.RECURSION_ROOM:
             sys.setrecursionlimit(self.limit)
-
-
-class _StdinMirror(io.TextIOBase):
-    """sys.stdin for one call whose test replaced the judge's sys.stdin: reads go to the test's stream."""
-
-    def __init__(self, remote):
-        self._remote = remote
-
-    def readable(self):
-        return True
-
-    def read(self, size=-1):
-        return self._remote.read(size)
-
-    def readline(self, size=-1):
-        return self._remote.readline(size)
 
 
 def main(limit):

@@ -417,7 +417,7 @@ def test_a_candidate_lying_about_its_objects_decides_nothing(sb):
     # class and every special method. The judge then compares by identity only: never a pass.
     code = ("import sys\nC = sys.modules['inside.candidate']\nhonest = C.Server._info\n"
             "C.Server._info = lambda self, obj: {**honest(self, obj), 'eq': 1, 'ord': 1,\n"
-            "    'c': ['R', 'builtins', 'str'], 'm': list(C._CAPS)}\n"
+            "    'c': ['R', 'builtins', 'str'], 'm': list(sys.modules['inside.protocol'].CAPS)}\n"
             "class Evil:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n"
             "    def __contains__(self, x):\n        return True\n    def __iter__(self):\n        return iter(['secret'])\n"
             "def f(x):\n    return Evil()\n")

@@ -93,7 +93,10 @@ def test_unsupported_only_where_a_limit_is_documented(report):
 # Families written apart from the ones above, in every label format and in idioms they do not use
 # (fidelity/heldout_style.py, then heldout2_style.py apart from all of them): each measured on its own, every
 # task (their formats overlap the others', and they are the check that the executor was not fitted to them).
-HELD_OUT = {"heldout": "held-out family", "heldout2": "second held-out family"}
+# The imports family (fidelity/imports_style.py) is measured the same way: tests using a standard-library module
+# only the program imported.
+HELD_OUT = {"heldout": "held-out family", "heldout2": "second held-out family",
+            "imports": "standard-library imports family"}
 
 
 @pytest.fixture(scope="module", params=list(HELD_OUT))

@@ -254,14 +254,25 @@ def test_nothing_of_a_job_survives_into_the_next(sb):
         assert r.pass_rate == 1.0, r.outcomes[0].detail
 
 
-def test_the_judge_imports_nothing_the_program_names(sb):
-    # Program names and values that stand for standard-library modules the judge has not loaded stay the
-    # program's (a proxy, a class rebuilt from its name and bases): the test sees them, the judge imports none.
-    code = ("import json.tool, zipfile\nthis = 0\ndef f():\n    return json.tool\n"
+def test_the_judge_imports_only_standard_library_modules_the_program_imported(sb):
+    # A standard-library module the program imported at top level is the tests' too, as in plain Python (the judge's
+    # own copy, imported there); nothing else the program names is ever imported by the judge: not a module a
+    # function of the program returns (a proxy), not a module whose import runs a program (unittest.__main__ ran
+    # test discovery in the job directory; `this`, `antigravity`) even when the program registers one under that
+    # name, not a module of the program's own (in its sys.modules, or a file it planted under a stdlib name).
+    code = ("import sys, types, zipfile\nthis = 0\n"
+            "open('colorsys.py', 'w').write('PLANTED = True\\n')\nsys.path.insert(0, '.')\nimport colorsys\n"
+            "for _n in ('unittest.__main__', 'antigravity', 'mylib'):\n"
+            "    sys.modules[_n] = types.ModuleType(_n)\n"
+            "runner, antigravity, mylib = (sys.modules[_n] for _n in ('unittest.__main__', 'antigravity', 'mylib'))\n"
+            "def f():\n    import wave\n    return wave\n"
             "def g():\n    raise zipfile.BadZipFile('x')\n")
     probe = ("import sys\nm = f()\ntry:\n    g()\nexcept Exception as e:\n    caught = e\n"
-             "assert type(caught).__name__ == 'BadZipFile' and callable(m.main)\n"
-             "assert not {'json.tool', 'zipfile', 'this'} & set(sys.modules), sorted(sys.modules)[-20:]")
+             "assert zipfile is sys.modules['zipfile'] and type(caught) is zipfile.BadZipFile\n"
+             "assert callable(m.open) and not hasattr(colorsys, 'PLANTED') and colorsys is sys.modules['colorsys']\n"
+             "assert not {'wave', 'unittest.__main__', 'antigravity', 'this', 'mylib'} & set(sys.modules), "
+             "sorted(sys.modules)[-20:]\n"
+             "assert runner.__name__ == 'unittest.__main__' and mylib.__name__ == 'mylib'")
     r = sb.run([Job(code, parse_label({"format": "assert", "tests": [probe]}))])[0]
     assert r.pass_rate == 1.0, r.outcomes[0].detail
 
