@@ -20,7 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from coderl.rewards.evaluation.report import SUMMARY_FILE, pass_keys
+from coderl.rewards.evaluation.report import RESULTS_FILE, SUMMARY_FILE, pass_keys
+from coderl.rewards.evaluation.samples import SAMPLES_FILE
 
 # panel -> (title, the tensorboard tags that hold it: OpenRLHF's PPO status keys, then TRL's GRPO log keys).
 # The fallback fraction is logged by our group-norm patch (docs/patches.md); TRL has no such fallback. The
@@ -83,6 +84,36 @@ def read_timings(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def mode_pass_at_1(eval_dir: str | Path) -> float | None:
+    """The mean over problems of whether its most frequent completion passes (ties: their mean), or None
+    without samples. What a policy sharpened onto its own modes (GRPO that only lowers entropy) would score:
+    the sharpening ceiling of a warm start, against which its sampled pass@1 is compared."""
+    d = Path(eval_dir)
+    if not (d / SAMPLES_FILE).is_file() or not (d / RESULTS_FILE).is_file():
+        return None
+    texts: dict[str, list[str]] = {}
+    for line in (d / SAMPLES_FILE).read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            texts.setdefault(row["task_id"], []).append(" ".join(row["completion"].split()))
+    passed: dict[tuple[str, int], bool] = {}
+    for line in (d / RESULTS_FILE).read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            passed[(row["task_id"], row["sample"])] = bool(row["passed"])
+    if not texts:
+        return None
+    total = 0.0
+    for task, samples in texts.items():
+        counts: dict[str, int] = {}
+        for t in samples:
+            counts[t] = counts.get(t, 0) + 1
+        top = max(counts.values())
+        hits = [passed.get((task, i), False) for i, t in enumerate(samples) if counts[t] == top]
+        total += sum(hits) / len(hits)
+    return total / len(texts)
+
+
 def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
     """pass@k before/after, the curves, wall-clock per stage and the run's own checks."""
     run = Path(run_dir)
@@ -99,6 +130,7 @@ def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
         "reward_first": reward[0] if reward else None, "reward_last": reward[-1] if reward else None,
         "reward_rises": rises(reward), "steps": len(reward), "missing_metrics": missing,
         "kl_max": max(kl) if kl else None, "timings": read_timings(run / "timings.jsonl"),
+        "mode_pass@1": {"before": mode_pass_at_1(run / "eval_before"), "after": mode_pass_at_1(run / "eval_after")},
         "curves": curves,
     }
 
@@ -169,6 +201,13 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
     note = f"\nNot logged by the run: {', '.join(missing)}\n" if missing else ""
     note += "".join(f"\n{METRICS[t][0]}: not logged: {why}.\n" for t, why in NOT_LOGGED.get(trainer, {}).items()
                     if not any(t in r["curves"] for r in runs.values()))
+    modes = {n: r["mode_pass@1"] for n, r in runs.items() if r.get("mode_pass@1", {}).get("before") is not None}
+    if modes:
+        rows += ["", "Sharpening ceiling: mode pass@1 = share of problems whose most frequent completion passes (what "
+                 "a policy sharpened onto its own modes would score; GRPO that only lowers entropy gains at most "
+                 "about mode − sampled pass@1):", ""]
+        rows += [f"- {n}: before {100 * m['before']:.1f} % (sampled pass@1 {100 * runs[n]['before']['pass@1']:.1f} %)"
+                 + (f", after {100 * m['after']:.1f} %" if m["after"] is not None else "") for n, m in modes.items()]
     rows += timing_table(runs, shared or [])
     if env:
         rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, "

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from coderl.learning_check.model import save_model
+from coderl.rewards.config import ConfigError, load_config
 from coderl.rewards.integrations.trl import make_code_reward, with_component_logs
 
 
@@ -54,7 +55,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="Prompt order, sampling.")
     p.add_argument("--threads", type=int, default=2, help="torch threads (fixed, for reproducible numbers).")
     p.add_argument("--reward_workers", type=int, default=2, help="Sandbox workers of the in-process pool.")
+    p.add_argument("--max_seconds", type=float, default=0.0,
+                   help="Stop after the optimizer step that passes this many seconds of training and save the "
+                   "model (0: run every step). The steps done are in log_history.jsonl.")
+    p.add_argument("--reward", action="append", default=[], metavar="FIELD=VALUE",
+                   help="A reward: field of the reward config (configs/reward.yaml), e.g. format_weight=0; repeatable.")
     return p
+
+
+def reward_yaml(workers: int, overrides: list[str]) -> str:
+    """The in-process pool's config: its workers and the reward fields FIELD=VALUE (validated when loaded)."""
+    lines = [f"sandbox:\n  workers: {workers}\n"]
+    if overrides:
+        lines.append("reward:\n")
+    for item in overrides:
+        field, sep, value = item.partition("=")
+        if not sep or not field.strip().isidentifier() or not value.strip():
+            raise ValueError(f"--reward {item!r}: expected FIELD=VALUE, e.g. format_weight=0")
+        lines.append(f"  {field.strip()}: {value.strip()}\n")
+    return "".join(lines)
+
+
+def time_limit(max_seconds: float):
+    """A TrainerCallback ending training after the first optimizer step that ends past max_seconds."""
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.t0 = time.monotonic()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if time.monotonic() - self.t0 > max_seconds and state.global_step < state.max_steps:
+                print(f"time limit: {max_seconds:g} s passed after step {state.global_step} of {state.max_steps}; "
+                      "stopping there", flush=True)
+                control.should_training_stop = True
+            return control
+
+    return TimeLimit()
 
 
 def trainer_for(a: argparse.Namespace, out: Path):
@@ -65,9 +102,7 @@ def trainer_for(a: argparse.Namespace, out: Path):
 
     tokenizer = AutoTokenizer.from_pretrained(a.model, padding_side="left")
     model = AutoModelForCausalLM.from_pretrained(a.model, torch_dtype="float32")
-    cfg = out / "reward.yaml"
-    cfg.write_text(f"sandbox:\n  workers: {a.reward_workers}\n")
-    funcs, weights = with_component_logs(make_code_reward(config=str(cfg)))
+    funcs, weights = with_component_logs(make_code_reward(config=str(out / "reward.yaml")))
     ds = load_dataset("json", data_files=str(a.train), split="train")
     batch = a.prompts * a.generations
     args = GRPOConfig(
@@ -80,7 +115,9 @@ def trainer_for(a: argparse.Namespace, out: Path):
         max_grad_norm=a.max_grad_norm, reward_weights=weights, logging_steps=1, save_strategy="no",
         use_cpu=True, bf16=False, seed=a.seed, data_seed=a.seed, dataloader_num_workers=0,
         disable_tqdm=True)
-    return GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=tokenizer)
+    callbacks = [time_limit(a.max_seconds)] if a.max_seconds > 0 else None
+    return GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=tokenizer,
+                       callbacks=callbacks)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,11 +125,17 @@ def main(argv: list[str] | None = None) -> int:
     if a.steps % a.num_iterations:
         print(f"error: --steps {a.steps} is not a multiple of --num_iterations {a.num_iterations}", file=sys.stderr)
         return 2
+    out = Path(a.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    try:  # a bad --reward fails here, before the model loads
+        (out / "reward.yaml").write_text(reward_yaml(a.reward_workers, a.reward))
+        load_config(out / "reward.yaml")
+    except (ValueError, ConfigError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     import torch
 
     torch.set_num_threads(a.threads)
-    out = Path(a.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     trainer = trainer_for(a, out)
     print(f"TRL GRPO: {a.steps} steps, {a.prompts} prompts x {a.generations} completions per generation, "

@@ -30,6 +30,10 @@
 #   TRL only:
 #   GRPO_ITERATIONS [2]        optimizer steps per generated batch (TRL's num_iterations; divides GRPO_STEPS)
 #   GRPO_LR_SCHEDULER [constant]  GRPO_WARMUP_RATIO [0]  GRPO_SCALE_REWARDS [1]  GRPO_LOSS_TYPE [bnpo]
+#   GRPO_REWARD []             space-separated FIELD=VALUE of the reward config (configs/reward.yaml's reward:),
+#                              e.g. "format_weight=0 syntax_weight=0 length_weight=0"
+#   GRPO_MAX_SECONDS [0]       stop GRPO after the step that passes this many seconds and keep that model
+#                              (0 = off: every step runs; TIME_BUDGET still kills a run that overstays)
 #   THREADS [2]                torch threads of every CPU stage (fixed: the numbers depend on it)
 #   OpenRLHF only:
 #   GRPO_TRAIN_BATCH [128]  GRPO_MICRO_TRAIN_BATCH [64]  GRPO_MICRO_ROLLOUT_BATCH [256]
@@ -98,6 +102,8 @@ GRPO_LR_SCHEDULER="${GRPO_LR_SCHEDULER:-constant}"
 GRPO_WARMUP_RATIO="${GRPO_WARMUP_RATIO:-0}"
 GRPO_SCALE_REWARDS="${GRPO_SCALE_REWARDS:-1}"
 GRPO_LOSS_TYPE="${GRPO_LOSS_TYPE:-bnpo}"
+GRPO_REWARD="${GRPO_REWARD:-}"
+GRPO_MAX_SECONDS="${GRPO_MAX_SECONDS:-0}"
 THREADS="${THREADS:-2}"
 GRPO_TRAIN_BATCH="${GRPO_TRAIN_BATCH:-128}"
 GRPO_MICRO_TRAIN_BATCH="${GRPO_MICRO_TRAIN_BATCH:-64}"
@@ -109,7 +115,7 @@ TIME_BUDGET="${TIME_BUDGET:-$(dflt 1500 360 360)}"
 CACHE="${CACHE:-1}"
 TARGET_POINTS="${TARGET_POINTS:-$(dflt 10 15 10)}"
 DEVICE="${DEVICE:-auto}"
-whole_numbers N_TRAIN N_HELDOUT SFT_STEPS GRPO_STEPS GRPO_ITERATIONS THREADS TIME_BUDGET PORT
+whole_numbers N_TRAIN N_HELDOUT SFT_STEPS GRPO_STEPS GRPO_ITERATIONS THREADS TIME_BUDGET PORT GRPO_MAX_SECONDS
 (( GRPO_STEPS % GRPO_ITERATIONS == 0 )) || die 2 "GRPO_STEPS=$GRPO_STEPS is not a multiple of GRPO_ITERATIONS=$GRPO_ITERATIONS"
 
 coderl_importable "$PYTHON" || die 2 "PYTHON=$PYTHON cannot import coderl (pip install -e .)"
@@ -233,13 +239,15 @@ for S in $SEEDS; do
   rm -rf "$R/grpo"
   if [[ $TRAINER == trl ]]; then
     rc=0
+    reward_args=()
+    for kv in $GRPO_REWARD; do reward_args+=(--reward "$kv"); done
     timed "$T" grpo timeout "$TIME_BUDGET" "$PYTHON" -m coderl.learning_check.trl_grpo --model "$R/sft" \
       --train "$TRAIN_TRL" --out_dir "$R/grpo" --steps "$GRPO_STEPS" --prompts "$GRPO_PROMPTS" \
       --generations "$GRPO_N_SAMPLES" --num_iterations "$GRPO_ITERATIONS" --max_new_tokens "$GRPO_GEN_LEN" \
       --max_prompt_len "$GRPO_PROMPT_LEN" --lr "$GRPO_LR" --lr_scheduler "$GRPO_LR_SCHEDULER" \
       --warmup_ratio "$GRPO_WARMUP_RATIO" --beta "$GRPO_KL" --loss_type "$GRPO_LOSS_TYPE" \
       --scale_rewards "$GRPO_SCALE_REWARDS" --temperature "$GRPO_TEMPERATURE" --seed "$S" --threads "$THREADS" \
-      >"$R/grpo.log" 2>&1 || rc=$?
+      --max_seconds "$GRPO_MAX_SECONDS" "${reward_args[@]}" >"$R/grpo.log" 2>&1 || rc=$?
     grep -a "^{'loss'" "$R/grpo.log" | tail -1 || true
     if [[ $rc != 0 || ! -f $R/grpo/model/config.json ]]; then
       tail -40 "$R/grpo.log"

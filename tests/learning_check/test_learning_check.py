@@ -197,3 +197,20 @@ def test_python_without_torch_is_named(tmp_path):
     assert p.returncode == 2, p.stdout + p.stderr
     assert "cannot import torch, transformers, tokenizers, matplotlib" in p.stderr and "scripts/test.sh" in p.stderr
     assert "Traceback" not in p.stderr and not (tmp_path / "lc" / "task").exists()
+
+
+def test_mode_pass_at_1_scores_each_problems_most_frequent_completion(tmp_path):
+    ok, bad = "```python\ndef f(x):\n    return x\n```", "```python\ndef f(x):\n    return 0\n```"
+    rows = [("a", ok), ("a", bad), ("a", ok.replace("\n    ", "\n  ")),  # a: ok twice (whitespace aside), bad once
+            ("b", bad), ("b", ok), ("c", bad), ("c", bad), ("c", ok)]  # b: a tie (1/2); c: bad is the mode
+    (tmp_path / "samples.jsonl").write_text("".join(json.dumps({"task_id": t, "completion": c}) + "\n" for t, c in rows))
+    seen: dict[str, int] = {}
+    with open(tmp_path / "results.jsonl", "w") as fh:
+        for t, c in rows:
+            seen[t] = seen.get(t, -1) + 1
+            fh.write(json.dumps({"task_id": t, "sample": seen[t], "passed": c != bad}) + "\n")
+    assert report.mode_pass_at_1(tmp_path) == pytest.approx((1 + 0.5 + 0) / 3)
+    assert report.mode_pass_at_1(tmp_path / "absent") is None
+    # a run whose evaluations kept no samples (OpenRLHF's stand-in, older runs) reports no ceiling
+    _fake_run(tmp_path / "run", 0.2, 0.3, [0.1, 0.2, 0.3])
+    assert report.summarize_run(tmp_path / "run")["mode_pass@1"] == {"before": None, "after": None}

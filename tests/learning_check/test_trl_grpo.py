@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from coderl.learning_check.report import read_scalars
+from coderl.learning_check.trl_grpo import main, reward_yaml, time_limit
 from tests.support import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "scripts" / "learning_check.sh"
@@ -47,16 +48,49 @@ def test_trl_grpo_loop_runs_and_logs_coderl_components(tmp_path):
     assert "NO VERDICT: DRY_RUN=1" in p.stdout and "FAIL" not in p.stdout
     assert json.loads((run / "eval_after" / "summary.json").read_text())["samples_scored"] == 12
 
-    # GRPO alone again, now reusing one generated batch for both steps (TRL's num_iterations): the task, warm
-    # start and before-evaluation come from the cache
+    # GRPO alone again, now reusing one generated batch for both steps (TRL's num_iterations) and rewarding the
+    # test pass rate alone (GRPO_REWARD): the task, warm start and before-evaluation come from the cache
     sft_mtime = (run / "sft" / "model.safetensors").stat().st_mtime_ns
-    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env={**env, "GRPO_ITERATIONS": "2"},
-                       timeout=300, cwd=tmp_path)
+    only_tests = "format_weight=0 syntax_weight=0 length_weight=0"
+    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True,
+                       env={**env, "GRPO_ITERATIONS": "2", "GRPO_REWARD": only_tests}, timeout=300, cwd=tmp_path)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     for what in ("task and data: cached", "seed 4: warm start: cached", "seed 4: held-out pass@k before GRPO: cached"):
         assert what in p.stdout
     assert (run / "sft" / "model.safetensors").stat().st_mtime_ns == sft_mtime
     logs = [json.loads(line) for line in (run / "grpo" / "log_history.jsonl").read_text().splitlines()]
     assert len([r for r in logs if "loss" in r]) == 2 and len([r for r in logs if "reward" in r]) == 1
+    r = next(r for r in logs if "reward" in r)
+    assert r["reward"] == pytest.approx(r["rewards/coderl/correctness/mean"], abs=1e-6)
     j = json.loads((lc / "report" / "report.json").read_text())
     assert [t["stage"] for t in j["runs"]["seed4"]["timings"]] == ["warm_start", "eval_before", "grpo", "eval_after"]
+
+
+def test_reward_overrides_become_the_pools_reward_section():
+    assert reward_yaml(3, ["format_weight=0", " all_pass_bonus = 0.5 "]) == (
+        "sandbox:\n  workers: 3\nreward:\n  format_weight: 0\n  all_pass_bonus: 0.5\n")
+    assert reward_yaml(2, []) == "sandbox:\n  workers: 2\n"
+
+
+@pytest.mark.parametrize("bad, named", [("format_weight", "expected FIELD=VALUE"), ("x y=1", "expected FIELD=VALUE"),
+                                        ("no_such_field=1", "reward.no_such_field"),
+                                        ("format_weight=-1", "reward.format_weight")])
+def test_a_bad_reward_override_fails_before_the_model_loads(tmp_path, capsys, bad, named):
+    rc = main(["--model", str(tmp_path / "absent"), "--train", str(tmp_path / "absent.jsonl"),
+               "--out_dir", str(tmp_path / "grpo"), "--reward", bad])
+    assert rc == 2 and named in capsys.readouterr().err
+
+
+def test_time_limit_stops_after_the_step_that_passes_it():
+    from transformers import TrainerControl, TrainerState
+
+
+    state, control = TrainerState(global_step=3, max_steps=10), TrainerControl()
+    cb = time_limit(3600)
+    cb.on_train_begin(None, state, control)
+    assert not cb.on_step_end(None, state, control).should_training_stop
+    cb = time_limit(1e-9)
+    cb.on_train_begin(None, state, control)
+    assert cb.on_step_end(None, state, control).should_training_stop
+    last = TrainerState(global_step=10, max_steps=10)  # the last step ends training anyway: no message, no flag
+    assert not cb.on_step_end(None, last, TrainerControl()).should_training_stop
