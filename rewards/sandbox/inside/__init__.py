@@ -3,4 +3,5 @@
 MODULES is the one list of what the sandbox receives, in dependency order.
 """
 
-MODULES = ("framing", "wire", "channel", "landlock", "seccomp", "jobns", "containment", "candidate", "zygote", "judge", "worker")
+MODULES = ("framing", "codec", "setorder", "codecs_builtin", "codecs_std", "codecs_class", "wire", "channel",
+           "landlock", "seccomp", "jobns", "containment", "candidate", "zygote", "judge", "worker")

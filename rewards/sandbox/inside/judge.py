@@ -482,6 +482,9 @@ class Session:
         # keeps (our ids, positive), a container the program keeps and handed over (its ids, negative), and
         # each one's state as both sides last agreed on it.
         self.tracked, self.track_seq, self.synced = {}, 0, {}
+        # Standard-library objects of the test sent by name (datetime.now in a list): the program's copy comes
+        # back as the test's own object, never as what the name would give here.
+        self.sent_refs = {}
 
     # ---------------------------------------------------------------- taint
     def unjudgeable(self, what):
@@ -522,6 +525,7 @@ class Session:
             return ["R", name, ""] if name.partition(".")[0] in sys.stdlib_module_names else None
         ref = wire.stdlib_ref(obj)
         if ref is not None:
+            self.sent_refs[(ref[1], ref[2])] = obj
             return ref
         kind = _exportable(obj)
         if kind is None:
@@ -554,6 +558,9 @@ class Session:
         if tag == "R":
             if len(x) != 3:
                 raise wire.DecodeError("bad reference")
+            sent = self.sent_refs.get((x[1], x[2])) if type(x[1]) is str and type(x[2]) is str else None
+            if sent is not None:
+                return sent
             obj = _loaded(x[1], x[2])
             if _accepted_ref(obj):
                 return obj
@@ -1035,6 +1042,10 @@ def _from_tests(code):
     return isinstance(code, types.CodeType) and code.co_filename.startswith(_FILENAMES)
 
 
+# Methods of builtin types bound to an object of the test (a module's or a class's cross as references).
+_BOUND_BUILTINS = (types.BuiltinMethodType, types.MethodWrapperType)
+
+
 def _exportable(obj):
     """What the candidate may do with an object of the test (None: it cannot have it)."""
     t = type(obj)
@@ -1043,8 +1054,12 @@ def _exportable(obj):
     if t is types.FunctionType:
         return "call" if _from_tests(obj.__code__) else None
     if t is types.MethodType:
-        return "call" if _from_tests(getattr(obj.__func__, "__code__", None)) and \
-            _exportable(obj.__self__) == "object" else None
+        if _from_tests(getattr(obj.__func__, "__code__", None)):
+            return "call" if _exportable(obj.__self__) == "object" else None
+        # a standard-library method bound to the test's object (random.Random(3).randint, counter.most_common)
+        module = getattr(obj.__func__, "__module__", None)
+        return "call" if isinstance(module, str) and module.partition(".")[0] in sys.stdlib_module_names and \
+            not module.startswith("unittest") and not isinstance(obj.__self__, (type, types.ModuleType)) else None
     if t is types.GeneratorType:  # the test's own, or mock_open()'s (a program's `for line in f`)
         code = obj.gi_code
         return "iterator" if _from_tests(code) or code.co_filename == unittest.mock.__file__ else None
@@ -1054,6 +1069,8 @@ def _exportable(obj):
         return "object"
     if t in _ACCESSORS:
         return "call"
+    if t in _BOUND_BUILTINS:  # 'abc'.upper, acc.append in the test's data: calls run on the test's object
+        return None if isinstance(obj.__self__, (type, types.ModuleType)) else "call"
     if isinstance(obj, io.IOBase):  # a StringIO or file the test passes (csv.reader(f), json.load(f))
         # never this process's own standard streams (its stderr is the worker's)
         return None if any(obj is s for s in (sys.__stdin__, sys.__stdout__, sys.__stderr__)) else "stream"
