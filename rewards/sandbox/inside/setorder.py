@@ -91,13 +91,14 @@ def rebuild(kind, items, size=None):
 
 
 def _frozen(items):
-    """A frozenset of items iterating in their order, or None. Built in one go, it can only have a layout some
-    insertion order gives: every order for a few items; for more, the items' order, then repairs (the first
-    item out of place is inserted earlier, so that it takes its slot before the one that took it)."""
+    """A frozenset of items iterating in their order, or None. Built in one go (no placeholders), it can only
+    have a layout some insertion order gives: every order for a few items; then the order a plan without
+    placeholders gives, in the table frozenset(dict) presizes (the size a frozenset copied from a set has);
+    then repairs of the items' order (the first item out of place is inserted earlier)."""
     if len(items) <= _PERMUTED:
         orders = itertools.permutations(items)
     elif len(items) <= _REPAIRED:
-        orders = _repairs(items)
+        orders = itertools.chain(_planned(items), _repairs(items))
     else:
         orders = (items,)
     for order in orders:
@@ -105,6 +106,15 @@ def _frozen(items):
             if _same(made, items):
                 return made
     return None
+
+
+def _planned(items):
+    size = 8
+    while size <= 2 * len(items):
+        size <<= 1
+    plan = _plan([hash(v) for v in items], size)
+    if plan is not None and not plan[1]:
+        yield [items[k] for k in plan[0]]
 
 
 def _repairs(items):
@@ -148,37 +158,18 @@ def refill(target, items, size=None):
 
 
 def _build(target, items, size, order, pushers, free):
-    """Make target's table `size` slots with the pushers (placeholders) at their slots, add the items, drop
-    the placeholders."""
-    free = iter(free)
-    if size > 8 and len(pushers) + 1 <= size // 8:
-        # Few pushers: grow with spare placeholders (one presize: the smallest power of two above twice their
-        # number), keep size/8 live, and pump deleted entries in until the table is rebuilt, again at `size`
-        # (4 * live rounded up) and with only the live ones: the items then have room up to 0.6 * size.
-        grow = [_Slot(next(free)) for _ in range(max(size // 4, 5))]
-        target.update(dict.fromkeys(grow))
-        keep = grow[:size // 8 - len(pushers) - 1]
-        for p in grow[len(keep):]:
-            target.discard(p)
-        target.update(dict.fromkeys(_Slot(s) for s in pushers))
-        # every add so far took an empty slot: `fill` entries are live or deleted; the add that takes fill to
-        # 0.6 * size rebuilds the table
-        for _ in range(len(grow) + len(pushers), -(-(size - 1) * 3 // 5)):
-            p = _Slot(next(free, -1))
-            if p.h < 0:
-                return False
-            target.add(p)
-            target.discard(p)
-    else:
-        # The pushers, and spare placeholders to make the table `size` (8: no resize), all in one presize.
-        extra = [_Slot(next(free)) for _ in range(max(size // 4, 5) - len(pushers) if size > 8 else 0)]
-        target.update(dict.fromkeys([*(_Slot(s) for s in pushers), *extra]))
-        for q in extra:
-            target.discard(q)
+    """Make target's table `size` slots with the pushers (placeholders) at their slots, add the items in
+    `order`, drop the placeholders.
+
+    The table gets its size from one presize: update() with a dict of d keys resizes (when that fills the
+    table past 60 %) to the smallest power of two above 2 * (live + d), keeping only the live entries (the
+    pushers, each at its slot), then adds the keys in the dict's order: spare placeholders first, then the
+    items, size/2 - 1 entries in all (so the items go in without another resize)."""
+    target.update(dict.fromkeys(_Slot(s) for s in pushers))
+    spare = [_Slot(s) for s in itertools.islice(free, size // 2 - 1 - len(pushers) - len(items))] if size > 8 else []
+    target.update(dict.fromkeys([*spare, *(items[k] for k in order)]))
     if table_size(target) != size:
         return False
-    for k in order:
-        target.add(items[k])
     for q in list(target):
         if type(q) is _Slot:
             target.discard(q)
@@ -214,8 +205,8 @@ def _plan(hashes, size):
     slot it passes before must be taken when it goes in: by an item inserted before it, or by a placeholder.
     The first free slot in probe order is tried first, later ones on backtracking, within a budget."""
     mask, n = size - 1, len(hashes)
-    if (n + (size // 8 if size > 8 else 0)) * 5 >= mask * 3:
-        return None  # no room for the items and the live placeholders without a resize
+    if (size == 8 and n > 4) or (size > 8 and n >= size // 2):
+        return None  # no room for the items without a resize
     paths = [_Path(h, mask) for h in hashes]
     targets, owner = [], {}  # slot -> item
     stack = []  # per placed item: the index of its slot in its path, tries left
@@ -256,8 +247,7 @@ def _plan(hashes, size):
     if size == 8:
         ok = len(pushers) + n <= 4
     else:
-        live = size // 8 if len(pushers) + 1 <= size // 8 else max(len(pushers), size // 4, 5)
-        ok = len(pushers) < size // 2 and (live + n) * 5 < mask * 3
+        ok = len(pushers) + n <= size // 2 - 1  # _build
     if not ok:
         return None
     busy = set(held).union(*(p.slots[:p.slots.index(t) + 1] for p, t in zip(paths, targets, strict=True)))
