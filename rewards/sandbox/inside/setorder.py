@@ -112,7 +112,7 @@ def _planned(items):
     size = 8
     while size <= 2 * len(items):
         size <<= 1
-    plan = _plan([hash(v) for v in items], size)
+    plan = _plan([hash(v) for v in items], size, placeholders=False)
     if plan is not None and not plan[1]:
         yield [items[k] for k in plan[0]]
 
@@ -149,22 +149,33 @@ def refill(target, items, size=None):
     else:
         sizes = (size,) if type(size) is int and 8 <= size <= _MAX_TABLE and not size & (size - 1) else ()
     for size in sizes if hashes is not None else ():
-        plan = _plan(hashes, size)
-        if plan is not None and _build(target, items, size, *plan):
-            return True
-        target.clear()
+        for placeholders in (False, True):  # a table that only grew needs none: that plan is the likelier
+            plan = _plan(hashes, size, placeholders)
+            if plan is None:
+                continue
+            if _build(target, items, size, *plan):
+                return True
+            target.clear()
+            if not plan[1]:  # a table that only grew: the plan's insertion order, growing as the sender's did
+                target.update([items[k] for k in plan[0]])
+                if _same(target, items):
+                    return True
+                target.clear()
     target.update(items)
     return _same(target, items)
 
 
 def _build(target, items, size, order, pushers, free):
     """Make target's table `size` slots with the pushers (placeholders) at their slots, add the items in
-    `order`, drop the placeholders.
+    `order`, drop the placeholders; False when it does not give the items' order, or cannot be made so
+    (items and pushers past half the table: one presize cannot make it).
 
     The table gets its size from one presize: update() with a dict of d keys resizes (when that fills the
     table past 60 %) to the smallest power of two above 2 * (live + d), keeping only the live entries (the
     pushers, each at its slot), then adds the keys in the dict's order: spare placeholders first, then the
     items, size/2 - 1 entries in all (so the items go in without another resize)."""
+    if len(pushers) + len(items) > (4 if size == 8 else size // 2 - 1):
+        return False
     target.update(dict.fromkeys(_Slot(s) for s in pushers))
     spare = [_Slot(s) for s in itertools.islice(free, size // 2 - 1 - len(pushers) - len(items))] if size > 8 else []
     target.update(dict.fromkeys([*spare, *(items[k] for k in order)]))
@@ -199,14 +210,20 @@ class _Path:
         return self.slots[i]
 
 
-def _plan(hashes, size):
+def _owned_before(slots, i, last, target, owner):
+    """Without placeholders: every slot passed before slots[i] is an item's, or may still be one (after
+    target: a later item's)."""
+    return all(s in owner or s > target for s in slots[:i])
+
+
+def _plan(hashes, size, placeholders=True):
     """(insertion order, placeholder slots, spare slots) that put item k at slot t_k, t increasing, in a table
     of `size`; None when this size cannot. Item k takes a slot after item k-1's on its probe sequence; every
     slot it passes before must be taken when it goes in: by an item inserted before it, or by a placeholder.
     The first free slot in probe order is tried first, later ones on backtracking, within a budget."""
     mask, n = size - 1, len(hashes)
-    if (size == 8 and n > 4) or (size > 8 and n >= size // 2):
-        return None  # no room for the items without a resize
+    if n * 5 >= mask * 3:
+        return None  # a table this size never holds n items
     paths = [_Path(h, mask) for h in hashes]
     targets, owner = [], {}  # slot -> item
     stack = []  # per placed item: the index of its slot in its path, tries left
@@ -217,8 +234,8 @@ def _plan(hashes, size):
             return None
         k, last = len(targets), targets[-1] if targets else -1
         path = paths[k]
-        found = next((i for i in range(start, _REACH) if (s := path.at(i)) > last and s not in owner), None) \
-            if tries else None
+        found = next((i for i in range(start, _REACH) if (s := path.at(i)) > last and s not in owner
+                      and (placeholders or _owned_before(path.slots, i, last, s, owner))), None) if tries else None
         if found is None:  # back to the previous item's next slot
             if not stack:
                 return None
@@ -244,12 +261,6 @@ def _plan(hashes, size):
     if order is None:
         return None
     pushers = list(held)
-    if size == 8:
-        ok = len(pushers) + n <= 4
-    else:
-        ok = len(pushers) + n <= size // 2 - 1  # _build
-    if not ok:
-        return None
     busy = set(held).union(*(p.slots[:p.slots.index(t) + 1] for p, t in zip(paths, targets, strict=True)))
     return order, pushers, [s for s in range(mask, -1, -1) if s not in busy]
 
