@@ -1044,6 +1044,14 @@ def _from_tests(code):
 
 # Methods of builtin types bound to an object of the test (a module's or a class's cross as references).
 _BOUND_BUILTINS = (types.BuiltinMethodType, types.MethodWrapperType)
+# The modules whose objects a bound method may be of, to be called for the program: data (a str, a list, a
+# Counter, a seeded Random, a date), never a stream, socket, process or anything else of this process.
+_DATA_MODULES = frozenset({"builtins", "collections", "random", "datetime", "decimal", "fractions", "re", "array"})
+
+
+def _data_owner(owner):
+    """True when owner is data whose bound methods the program may call (on the test's object)."""
+    return not isinstance(owner, (type, types.ModuleType)) and getattr(type(owner), "__module__", None) in _DATA_MODULES
 
 
 def _exportable(obj):
@@ -1056,10 +1064,8 @@ def _exportable(obj):
     if t is types.MethodType:
         if _from_tests(getattr(obj.__func__, "__code__", None)):
             return "call" if _exportable(obj.__self__) == "object" else None
-        # a standard-library method bound to the test's object (random.Random(3).randint, counter.most_common)
-        module = getattr(obj.__func__, "__module__", None)
-        return "call" if isinstance(module, str) and module.partition(".")[0] in sys.stdlib_module_names and \
-            not module.startswith("unittest") and not isinstance(obj.__self__, (type, types.ModuleType)) else None
+        # a standard-library method bound to the test's data (random.Random(3).randint, counter.most_common)
+        return "call" if _data_owner(obj.__self__) else None
     if t is types.GeneratorType:  # the test's own, or mock_open()'s (a program's `for line in f`)
         code = obj.gi_code
         return "iterator" if _from_tests(code) or code.co_filename == unittest.mock.__file__ else None
@@ -1070,7 +1076,7 @@ def _exportable(obj):
     if t in _ACCESSORS:
         return "call"
     if t in _BOUND_BUILTINS:  # 'abc'.upper, acc.append in the test's data: calls run on the test's object
-        return None if isinstance(obj.__self__, (type, types.ModuleType)) else "call"
+        return "call" if _data_owner(obj.__self__) else None
     if isinstance(obj, io.IOBase):  # a StringIO or file the test passes (csv.reader(f), json.load(f))
         # never this process's own standard streams (its stderr is the worker's)
         return None if any(obj is s for s in (sys.__stdin__, sys.__stdout__, sys.__stderr__)) else "stream"
