@@ -136,7 +136,7 @@ def refill(target, items, size=None):
     """Fill the empty set target with items so that it iterates in their order; True when it does (else it
     holds them in the plain order). size: the table size to plan (the sender's), else the likely ones."""
     hashes = None
-    if all(_plain(v) for v in items):
+    if len(items) <= _MAX_TABLE // 2 and all(_plain(v) for v in items):  # a table planned: _MAX_TABLE at most
         try:
             hashes = [hash(v) for v in items]
         except Exception:  # a tuple holding a list
@@ -145,7 +145,7 @@ def refill(target, items, size=None):
         presized = 8
         while len(items) >= 5 and presized <= 2 * len(items):
             presized <<= 1
-        sizes = dict.fromkeys((grown_size(len(items)), presized))
+        sizes = [s for s in dict.fromkeys((grown_size(len(items)), presized)) if s <= _MAX_TABLE]
     else:
         sizes = (size,) if type(size) is int and 8 <= size <= _MAX_TABLE and not size & (size - 1) else ()
     for size in sizes if hashes is not None else ():
