@@ -45,7 +45,10 @@ _HELLO_WARNINGS = (
     ("seccomp", "the seccomp filter was not built into the worker: programs may use keyrings, System V IPC, "
                 "tracing and CPU affinity."))
 _INSIDE = Path(__file__).resolve().parent / "inside"
-_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+# The worker's whole environment. PYTHONHASHSEED: every worker hashes strings alike, so the order of a set or
+# dict keyed by strings (what a test may assert on) is the same in every job, and the same as plain Python
+# run with PYTHONHASHSEED=0 (docs/fidelity.md); never a verdict that depends on the worker a job drew.
+_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
 
 
 def interpreter() -> tuple[str, str]:
@@ -156,7 +159,8 @@ def worker_command(mode: str, tmp_mb: int, cap_add: bool | None = None) -> tuple
     expects bootstrap(cfg) as one frame on its stdin. cap_add: bubblewrap's CAP_SYS_ADMIN for the jobs' pid
     namespace (None: where this bubblewrap grants it, bwrap_grants_caps)."""
     exe, prefix = interpreter()
-    py = [exe, "-I", "-S", "-B", "-c", _STUB]
+    # -I without -E (-E would ignore PYTHONHASHSEED): the environment is _ENV and nothing else (--clearenv)
+    py = [exe, "-s", "-P", "-S", "-B", "-c", _STUB]
     is_root = os.geteuid() == 0
     if mode == "bwrap":
         bwrap = find_bwrap()

@@ -137,6 +137,7 @@ class Server:
         self.objs = {0: module}  # handle id -> object; kept alive for the job's lifetime
         self.ids = {id(module): 0}
         self.judge_objs = {}  # the judge's ids -> JudgeObject (one proxy per object keeps `is` working)
+        self.named = {}  # id -> (object, its reference) for what the judge sent by name (datetime.now)
         self.chan = None
         self.random_linked = False  # the test set the random module's state: keep the judge's in step
         # Containers the test and the program both hold (wire.MUTABLE): id -> [object, its state as last agreed].
@@ -149,6 +150,9 @@ class Server:
     def export(self, obj):
         if type(obj) is JudgeObject:
             return ["y", object.__getattribute__(obj, "_coderl_id")]
+        named = self.named.get(id(obj))
+        if named is not None and named[0] is obj:  # the judge's standard-library object, back by its name
+            return named[1]
         if isinstance(obj, type) and (obj in wire.BUILTIN_TYPES or getattr(obj, "__module__", None) == "builtins"
                                       and issubclass(obj, BaseException)):
             ref = wire.stdlib_ref(obj)
@@ -237,12 +241,15 @@ class Server:
             if x[2] == "":
                 import importlib
                 return importlib.import_module(x[1]) if x[1].partition(".")[0] in sys.stdlib_module_names else None
-            return wire.resolve_ref(x[1], x[2])
+            obj = wire.resolve_ref(x[1], x[2])
+            if not isinstance(obj, (type, types.ModuleType)):
+                self.named[id(obj)] = (obj, x)
+            return obj
         raise wire.DecodeError("bad tag")
 
     def enc(self, value):
         with _RecursionRoom():
-            return wire.encode(value, self.export)
+            return wire.encode(value, self.export, send_classes=True)
 
     def dec(self, value):
         with _RecursionRoom():
@@ -279,7 +286,7 @@ class Server:
         return self.share_seq
 
     def raise_reply(self, exc):
-        desc = wire.encode_exception(exc, self.export)
+        desc = wire.encode_exception(exc, self.export, send_classes=True)
         try:
             desc["tb"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
         except Exception:
@@ -512,7 +519,6 @@ class _RecursionRoom:
 def main(limit):
     """Entry point of the forked candidate process; never returns."""
     status = 0
-    wire.SEND_CLASSES = True  # its namedtuples and enum members keep their class's behaviour (wire._kinds)
     try:
         reader = framing.Reader(limit)
         setup = reader.recv(CHANNEL_FD)

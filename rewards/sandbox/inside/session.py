@@ -75,6 +75,9 @@ class Session:
         self.detail_chars = detail_chars
         self.solution = None  # the judge-side `solution` module, and its names when the tests started
         self.solution_names = None
+        # Standard-library objects of the test sent by name (datetime.now in a list): the program's copy comes
+        # back as the test's own object, never as what the name would give here.
+        self.sent_refs = {}
         mirrors.start(self)  # the state a program shares with its tests, as the job starts
 
     # ---------------------------------------------------------------- taint
@@ -116,6 +119,7 @@ class Session:
             return ["R", name, ""] if name.partition(".")[0] in sys.stdlib_module_names else None
         ref = wire.stdlib_ref(obj)
         if ref is not None:
+            self.sent_refs[(ref[1], ref[2])] = obj
             return ref
         kind = _exportable(obj)
         if kind is None:
@@ -149,6 +153,9 @@ class Session:
         if tag == "R":
             if len(x) != 3:
                 raise wire.DecodeError("bad reference")
+            sent = self.sent_refs.get((x[1], x[2])) if type(x[1]) is str and type(x[2]) is str else None
+            if sent is not None:
+                return sent
             obj = _loaded(x[1], x[2])
             if _accepted_ref(obj):
                 return obj
@@ -522,6 +529,18 @@ def _from_tests(code):
     return isinstance(code, types.CodeType) and code.co_filename.startswith(_FILENAMES)
 
 
+# Methods of builtin types bound to an object of the test (a module's or a class's cross as references).
+_BOUND_BUILTINS = (types.BuiltinMethodType, types.MethodWrapperType)
+# The modules whose objects a bound method may be of, to be called for the program: data (a str, a list, a
+# Counter, a seeded Random, a date), never a stream, socket, process or anything else of this process.
+_DATA_MODULES = frozenset({"builtins", "collections", "random", "datetime", "decimal", "fractions", "re", "array"})
+
+
+def _data_owner(owner):
+    """True when owner is data whose bound methods the program may call (on the test's object)."""
+    return not isinstance(owner, (type, types.ModuleType)) and getattr(type(owner), "__module__", None) in _DATA_MODULES
+
+
 def _exportable(obj):
     """What the candidate may do with an object of the test (None: it cannot have it)."""
     t = type(obj)
@@ -530,8 +549,10 @@ def _exportable(obj):
     if t is types.FunctionType:
         return "call" if _from_tests(obj.__code__) else None
     if t is types.MethodType:
-        return "call" if _from_tests(getattr(obj.__func__, "__code__", None)) and \
-            _exportable(obj.__self__) == "object" else None
+        if _from_tests(getattr(obj.__func__, "__code__", None)):
+            return "call" if _exportable(obj.__self__) == "object" else None
+        # a standard-library method bound to the test's data (random.Random(3).randint, counter.most_common)
+        return "call" if _data_owner(obj.__self__) else None
     if t is types.GeneratorType:  # the test's own, or mock_open()'s (a program's `for line in f`)
         code = obj.gi_code
         return "iterator" if _from_tests(code) or code.co_filename == unittest.mock.__file__ else None
@@ -541,6 +562,8 @@ def _exportable(obj):
         return "object"
     if t in _ACCESSORS:
         return "call"
+    if t in _BOUND_BUILTINS:  # 'abc'.upper, acc.append in the test's data: calls run on the test's object
+        return "call" if _data_owner(obj.__self__) else None
     if isinstance(obj, io.IOBase):  # a StringIO or file the test passes (csv.reader(f), json.load(f))
         # never this process's own standard streams (its stderr is the worker's)
         return None if any(obj is s for s in (sys.__stdin__, sys.__stdout__, sys.__stderr__)) else "stream"

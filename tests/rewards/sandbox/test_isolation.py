@@ -41,7 +41,7 @@ def test_bwrap_command_as_root_drops_privileges_and_unshares_everything():
                  "--die-with-parent", "--new-session", "--disable-userns"):
         assert flag in argv, flag
     assert argv[argv.index("--remount-ro", argv.index("--chdir")) + 1] == "/"  # the whole root read-only
-    assert set(kwargs["env"]) <= {"PATH", "LANG"}  # the server's environment never reaches the worker
+    assert set(kwargs["env"]) <= {"PATH", "LANG", "PYTHONHASHSEED"}  # the server's environment never reaches it
 
 
 def test_resolve_mode_prefers_bwrap_and_warns_in_rlimits():

@@ -12,6 +12,7 @@ program (ours: test_timeout_s = job_timeout_s = timeout_s) and the same address-
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -46,8 +47,10 @@ def reference_verdicts(work: list[tuple[Program, str, Label]], timeout_s: float,
     spec = {"timeout_s": timeout_s, "workers": workers, "memory_mb": memory_mb, "jobs": [
         {"format": fmt, "program": p.code, "tests": list(lb.tests), "setup_code": lb.setup_code,
          "entry_point": lb.entry_point, "reference": p.reference} for p, fmt, lb in work]}
+    # PYTHONHASHSEED as the sandbox's workers have it (isolation._ENV): a test on the order of a set of strings
+    # has one plain-Python verdict to agree with
     proc = subprocess.run([sys.executable, "-m", "tests.rewards.sandbox.fidelity.reference"], input=json.dumps(spec),
-                          cwd=REPO_ROOT, capture_output=True, text=True,
+                          cwd=REPO_ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"},
                           timeout=600 + len(work) * (timeout_s + 2) / workers)
     if proc.returncode != 0:
         raise RuntimeError(f"reference runner failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
