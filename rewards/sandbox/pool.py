@@ -42,8 +42,9 @@ from collections.abc import Sequence
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.sandbox import isolation
+from coderl.rewards.sandbox.inside.formats import REGISTRY as FORMATS
 from coderl.rewards.sandbox.inside.framing import CUT_DETAIL
-from coderl.rewards.sandbox.plan import judge_call, judge_stdio, plan
+from coderl.rewards.sandbox.plan import plan
 from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxError, TestOutcome
 
 log = logging.getLogger(__name__)
@@ -360,16 +361,14 @@ class Sandbox:
         if len(raw) != item.expected:
             return self._failed(item, "killed", f"ran {len(raw)} tests, the label declares {item.expected}", "worker")
         outcomes = []
+        verdict = FORMATS[label.format].verdict
         for i, r in enumerate(raw):
             status, detail = r.get("status", "killed"), r.get("detail") or ""
-            if status == "ok" and label.format == "stdio":
-                ok, detail = judge_stdio(r.get("stdout", ""), r.get("truncated", False), label.tests[i]["output"])
+            if status == "ok" and verdict is not None:
+                ok, detail = verdict(r, label.tests[i])
                 status = "passed" if ok else "failed"
-            elif status == "ok" and label.format == "call":
-                ok, detail = judge_call(r.get("value"), label.tests[i]["output"])
-                status = "passed" if ok else "failed"
-            elif status not in STATUSES or status == "ok" or (status == "passed" and label.format in ("stdio", "call")):
-                # stdio and call cases pass only by the comparison above, which the sandbox never sees
+            elif status not in STATUSES or status == "ok" or (status == "passed" and verdict is not None):
+                # a format with a verdict passes a case only by it: the sandbox never sees the expected value
                 status, detail = "killed", f"unexpected status {status!r}"
             outcomes.append(TestOutcome(status, float(r.get("runtime_s") or 0.0), detail[:cap]))
         stats = {"children": reply.get("children", 1), "sandbox_runtime_s": reply.get("runtime_s", 0.0)}
@@ -387,8 +386,9 @@ class Sandbox:
                            "max_file_size_mb": cfg.max_file_size_mb, "max_processes": cfg.max_processes,
                            "max_open_files": cfg.max_open_files}}
         max_output = cfg.max_output_bytes
-        if label.format == "stdio":  # room for an answer as long as the expected one (a size, never the text)
-            max_output = max(max_output, 2 * max(len(t["output"].encode()) for t in label.tests) + 4096)
+        room = FORMATS[label.format].output_room
+        if room is not None:
+            max_output = max(max_output, room(label.tests))
         test_s, job_s, probe = time_limits(label, cfg)
         payload = {"digest": p["digest"], "code": job.code, "test_timeout_s": test_s, "job_timeout_s": job_s,
                    "max_output": max_output, **self._limits}
