@@ -58,6 +58,13 @@ class BaseExecutor:
     def start(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def __enter__(self) -> BaseExecutor:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     def close(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
@@ -81,12 +88,8 @@ class BaseExecutor:
         cache, limits = self.result_cache, limits_digest(self.sandbox_cfg)
         results: list[JobResult | None] = [None] * len(part)
         new: list[bytes] = []
-        labels: dict[int, str] = {}  # a GRPO batch has few labels: serialise each once (ids live: jobs hold them)
         for i, job in enumerate(part):
-            lj = labels.get(id(job.label))
-            if lj is None:
-                lj = labels[id(job.label)] = job.label.to_json()
-            k = result_key(job, limits, lj)
+            k = result_key(job, limits)
             idx = todo.get(k)
             if idx is not None:
                 idx.append(base + i)

@@ -7,6 +7,8 @@ because OpenRLHF passes labels through as strings.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -46,8 +48,27 @@ class Label:
         d["tests"] = list(self.tests)
         return {k: v for k, v in d.items() if v not in (None, "", {}) or k in ("format", "tests")}
 
-    def to_json(self) -> str:
+    # The label's one serialisation and its digest, computed once per Label (a label is parsed once, where it
+    # enters: the prompt index, a client's label string), then carried to the judge: the result cache's key,
+    # the batch's dedup, the plan cache and the workers' spec caches all key on the digest.
+    @functools.cached_property
+    def json(self) -> str:
+        """The canonical JSON (what data/preprocess.py writes)."""
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """BLAKE2b-256 of the canonical JSON, hex."""
+        return hashlib.blake2b(self.json.encode("utf-8", "surrogatepass"), digest_size=32).hexdigest()
+
+    def to_json(self) -> str:
+        return self.json
+
+    def __getstate__(self) -> dict:
+        """Pickled (to a Ray actor) without the JSON, which the far side never needs; the digest travels."""
+        state = dict(self.__dict__)
+        state.pop("json", None)
+        return state
 
 
 def _require(cond: bool, msg: str) -> None:

@@ -8,8 +8,6 @@ returned, and the format's verdict decides outside (docs/label_format.md has the
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import OrderedDict
 
 from coderl.rewards.sandbox.inside.formats import REGISTRY
@@ -19,15 +17,13 @@ _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 4096
 
 
-def plan(label, label_json: str | None = None) -> dict:
-    """What the sandbox runs for this label: {"digest", "spec": {format, plan, order, ...}}, cached by label.
-
-    label_json: label.to_json() when the caller already has it (a batch shares a few labels).
-    """
-    key = label.to_json() if label_json is None else label_json
-    hit = _CACHE.get(key)
+def plan(label) -> dict:
+    """What the sandbox runs for this label: {"digest": label.digest, "spec": {format, plan, order, ...}}, cached
+    by the label's digest. The spec is a function of the label, so the label's digest names it in the workers'
+    and judges' spec caches too."""
+    hit = _CACHE.get(label.digest)
     if hit is not None:
-        _CACHE.move_to_end(key)
+        _CACHE.move_to_end(label.digest)
         return hit
     fmt = REGISTRY.get(label.format)
     if fmt is None:  # parse_label prevents this
@@ -35,9 +31,8 @@ def plan(label, label_json: str | None = None) -> dict:
     spec: dict = {"format": label.format, "entry_point": label.entry_point, "setup_code": label.setup_code,
                   **fmt.plan(label)}
     spec.setdefault("order", list(range(len(spec["plan"]))))
-    out = {"digest": hashlib.blake2b(json.dumps(spec, sort_keys=True).encode("utf-8", "surrogatepass"),
-                                     digest_size=16).hexdigest(), "spec": spec}
-    _CACHE[key] = out
+    out = {"digest": label.digest, "spec": spec}
+    _CACHE[label.digest] = out
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return out

@@ -43,13 +43,11 @@ from collections.abc import Sequence
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.sandbox import isolation
 from coderl.rewards.sandbox.inside.formats import REGISTRY as FORMATS
-from coderl.rewards.sandbox.inside.framing import CUT_DETAIL
+from coderl.rewards.sandbox.inside.framing import CUT_DETAIL, SPEC_CACHE
 from coderl.rewards.sandbox.plan import plan
 from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxError, TestOutcome
 
 log = logging.getLogger(__name__)
-_WORKER_SPECS = 256  # label specs a worker keeps (inside/worker.py's _SPEC_CACHE)
-_LABEL_JSONS = 4096  # labels whose JSON a pool keeps (as many as plan.py keeps plans of)
 _ABORT_GRACE_S = 5.0  # how long a worker told to abort a job may take to answer before it is replaced
 # A probe longer than this share of the limit is not worth its cost: every hang pays probe + limit. Limits
 # derived from ref_time_s (<= 4 x ref, probe >= 2 x ref) are tight already, so those jobs run once, final
@@ -188,7 +186,6 @@ class Sandbox:
         self._state = "new"
         self._stats = {"jobs": 0, "cached": 0, "tests": 0, "worker_restarts": 0, "worker_failures": 0,
                        "slow_lane": 0, "cut": 0, "aborted": 0}
-        self._labels: OrderedDict = OrderedDict()  # id(label) -> (label, its JSON)
         self._limits: dict | None = None  # the part of a job's payload that all jobs share
         self._tmp: tempfile.TemporaryDirectory | None = None
         self.landlock: list[str] = []  # what Landlock confines in the candidates ([] = not available / off)
@@ -311,7 +308,7 @@ class Sandbox:
             break
         sent[item.payload["digest"]] = True
         sent.move_to_end(item.payload["digest"])
-        while len(sent) > _WORKER_SPECS:
+        while len(sent) > SPEC_CACHE:
             sent.popitem(last=False)
         if reply is not None and reply.get("aborted"):
             self._stats["aborted"] += 1
@@ -375,9 +372,9 @@ class Sandbox:
         return JobResult(outcomes, item.expected, time.monotonic() - item.t0, detail=reply.get("note", ""),
                          stats=stats, infra="deadline" if reply.get("aborted") else "")
 
-    def _payload(self, job: Job, label_json: str) -> tuple[dict, dict, int, float]:
+    def _payload(self, job: Job) -> tuple[dict, dict, int, float]:
         label, cfg = job.label, self.config
-        p = plan(label, label_json)
+        p = plan(label)
         if self._limits is None:  # the same for every job of this pool
             self._limits = {
                 "detail_chars": cfg.detail_chars,
@@ -394,38 +391,18 @@ class Sandbox:
                    "max_output": max_output, **self._limits}
         return payload, p["spec"], len(p["spec"]["plan"]), probe
 
-    def _label_json(self, label) -> str:
-        """label.to_json(), computed once per label object: GRPO sends each label many times, in calls of a few
-        jobs each (an executor chunk), and serialising a label costs about as much as dispatching a job.
-        Labels are frozen; the entry holds the label itself, so its id cannot be reused while cached."""
-        with self._lock:
-            hit = self._labels.get(id(label))
-            if hit is not None and hit[0] is label:
-                self._labels.move_to_end(id(label))
-                return hit[1]
-        text = label.to_json()
-        with self._lock:
-            self._labels[id(label)] = (label, text)
-            while len(self._labels) > _LABEL_JSONS:
-                self._labels.popitem(last=False)
-        return text
-
     def _submit(self, jobs: Sequence[Job], wake=None) -> tuple[list[_Item], list[int], _Batch]:
         if self._state != "running":
             self.start()
         uniq: dict = {}
         items: list[_Item] = []
         index = []
-        labels: dict[int, str] = {}  # this call's labels (ids live: jobs hold them)
         for job in jobs:
             if not isinstance(job, Job):
                 raise TypeError(f"expected coderl.rewards.sandbox.Job, got {type(job).__name__}")
-            label_json = labels.get(id(job.label))
-            if label_json is None:
-                label_json = labels[id(job.label)] = self._label_json(job.label)
-            key = (job.code, label_json) if self.config.dedup else len(items)
+            key = (job.code, job.label.digest) if self.config.dedup else len(items)
             if key not in uniq:
-                payload, spec, expected, probe = self._payload(job, label_json)
+                payload, spec, expected, probe = self._payload(job)
                 item = _Item(job, payload, spec, expected, probe)
                 uniq[key] = len(items)
                 items.append(item)

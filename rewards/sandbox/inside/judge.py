@@ -42,7 +42,6 @@ from . import channel, formats, framing, wire
 
 _SLOTS = frozenset({"_coderl_s", "_coderl_i", "_coderl_n"})
 _FILENAMES = ("<test", "<check", "<setup")  # code compiled from a label: the only code whose objects cross
-_SPEC_CACHE = 256
 _ASSERTION_REF = ["R", "builtins", "AssertionError"]
 _BASE_MODULES = frozenset()  # the modules loaded before any job (serve()); a program's module names bind to these
 _ITER_TYPES = frozenset(type(x) for x in (
@@ -1398,7 +1397,7 @@ def serve(sock_fd, base, ledger=None):
         msg = pending.pop(0)
         if msg.get("spec") is not None:
             specs[msg["digest"]] = Spec(msg["spec"])
-            if len(specs) > _SPEC_CACHE:
+            if len(specs) > framing.SPEC_CACHE:
                 specs.popitem(last=False)
         spec = specs.get(msg["digest"])
         chan_fd = fds.pop(0) if fds else None
