@@ -26,11 +26,11 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 from pydantic import ValidationError
 
+from coderl.rewards.api import RewardRequest, RewardResponse
 from coderl.rewards.code_reward import openrlhf_answer
 from coderl.rewards.config import CoderlConfig, load_config
 from coderl.rewards.pipeline import Scorer, score
 from coderl.rewards.prompt_index import PromptIndex
-from coderl.rewards.reward_server import RewardRequest, RewardResponse
 from coderl.rewards.sandbox import Sandbox
 
 log = logging.getLogger("coderl.integrations")
