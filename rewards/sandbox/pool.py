@@ -29,7 +29,6 @@ aborted in their workers, which stay warm; such results carry ``infra="deadline"
 from __future__ import annotations
 
 import asyncio
-import copy
 import itertools
 import logging
 import os
@@ -184,7 +183,7 @@ class Sandbox:
         self._alive = [False] * self.config.workers
         self._lock = threading.Lock()
         self._state = "new"
-        self._stats = {"jobs": 0, "cached": 0, "tests": 0, "worker_restarts": 0, "worker_failures": 0,
+        self._stats = {"jobs": 0, "tests": 0, "worker_restarts": 0, "worker_failures": 0,
                        "slow_lane": 0, "cut": 0, "aborted": 0}
         self._limits: dict | None = None  # the part of a job's payload that all jobs share
         self._tmp: tempfile.TemporaryDirectory | None = None
@@ -391,22 +390,15 @@ class Sandbox:
                    "max_output": max_output, **self._limits}
         return payload, p["spec"], len(p["spec"]["plan"]), probe
 
-    def _submit(self, jobs: Sequence[Job], wake=None) -> tuple[list[_Item], list[int], _Batch]:
+    def _submit(self, jobs: Sequence[Job], wake=None) -> tuple[list[_Item], _Batch]:
         if self._state != "running":
             self.start()
-        uniq: dict = {}
         items: list[_Item] = []
-        index = []
         for job in jobs:
             if not isinstance(job, Job):
                 raise TypeError(f"expected coderl.rewards.sandbox.Job, got {type(job).__name__}")
-            key = (job.code, job.label.digest) if self.config.dedup else len(items)
-            if key not in uniq:
-                payload, spec, expected, probe = self._payload(job)
-                item = _Item(job, payload, spec, expected, probe)
-                uniq[key] = len(items)
-                items.append(item)
-            index.append(uniq[key])
+            payload, spec, expected, probe = self._payload(job)
+            items.append(_Item(job, payload, spec, expected, probe))
         batch = _Batch(wake)
         batch.left = len(items)
         batch.items = items
@@ -421,22 +413,8 @@ class Sandbox:
                 raise SandboxError("Sandbox is closed")
             self._lanes.put([item for item in items if item.result is None])
             self._stats["jobs"] += len(jobs)
-            self._stats["cached"] += len(jobs) - len(items)
             self._stats["tests"] += sum(it.expected for it in items)
-        return items, index, batch
-
-    @staticmethod
-    def _expand(results: list[JobResult], index: list[int]) -> list[JobResult]:
-        out, seen = [], set()
-        for k in index:
-            if k in seen:
-                dup = copy.deepcopy(results[k])
-                dup.cached = True
-                out.append(dup)
-            else:
-                seen.add(k)
-                out.append(results[k])
-        return out
+        return items, batch
 
     def _cut(self, batch: _Batch) -> None:
         """End a call now: its unfinished jobs get a "deadline" result, and the workers running them abort them."""
@@ -460,10 +438,10 @@ class Sandbox:
     def run(self, jobs: Sequence[Job], deadline_s: float | None = None) -> list[JobResult]:
         """Run jobs (blocking, thread-safe); results in input order. Never raises for a bad program. Jobs not
         finished within deadline_s seconds are cut: their result has infra="deadline"."""
-        items, index, batch = self._submit(jobs)
+        items, batch = self._submit(jobs)
         if not batch.event.wait(deadline_s):
             self._cut(batch)
-        return self._expand([it.result for it in items], index)
+        return [it.result for it in items]
 
     async def arun(self, jobs: Sequence[Job], deadline_s: float | None = None) -> list[JobResult]:
         """Like run(), awaitable; the event loop is never blocked. A cancelled call aborts its jobs."""
@@ -478,7 +456,7 @@ class Sandbox:
             except RuntimeError:  # the loop was closed meanwhile: nobody waits any more
                 pass
 
-        items, index, batch = self._submit(jobs, wake)
+        items, batch = self._submit(jobs, wake)
         try:
             await asyncio.wait_for(asyncio.shield(done), deadline_s)
         except asyncio.TimeoutError:
@@ -486,7 +464,7 @@ class Sandbox:
         except asyncio.CancelledError:
             self._cut(batch)
             raise
-        return self._expand([it.result for it in items], index)
+        return [it.result for it in items]
 
     def close(self) -> None:
         """Stop the workers and kill everything they ran; pending jobs get 'killed' outcomes."""
