@@ -1,12 +1,11 @@
 """--verify: run each problem's reference solution in the sandbox and keep only the tests it passes.
 
 Policy (docs/datasets.md): the sandbox reports one outcome per test *case* (unittest method, assert,
-humaneval check-assert, stdio/call pair), but a label can only hold whole entries. So:
-  unittest  -- a module is kept only if every one of its test methods passes (a module with no methods
-               is dropped: it tests nothing);
-  humaneval -- failing top-level asserts are cut out of check() (by source line range);
-  assert / stdio / call -- each failing entry is dropped (and an assert entry that can verify nothing,
-               `assert True`: it is no test case, rewards/sandbox/plan.py is_case).
+humaneval check-assert, stdio/call pair), but a label can only hold whole entries. Each format says what
+it keeps (its `keep`, rewards/sandbox/inside/formats/); by default a test is kept when its reference
+passed every case it declares, so a unittest module with no methods, or an assert entry that can verify
+nothing (`assert True`: it is no test case), is dropped; humaneval cuts the failing top-level asserts out
+of check() (by source line range).
 A problem is dropped when no test survives, and when its schema has a reference column but the row's
 reference is empty. Problems from schemas without references (verl) are kept unverified and counted.
 A kept problem records its reference's slowest passing test case (TestOutcome.runtime_s, in the sandbox) as
@@ -15,13 +14,14 @@ ref_time_s: the reward server derives its time limits from it (rewards/sandbox/p
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 
 from coderl.data.formats import Problem
 from coderl.rewards.labels import Label
-from coderl.rewards.sandbox.plan import is_case
+from coderl.rewards.sandbox.inside.formats import REGISTRY
+from coderl.rewards.sandbox.inside.formats.humaneval import drop_check_asserts  # noqa: F401  (tests use it)
 
 
 class Verifier:
@@ -66,23 +66,7 @@ class Verifier:
                 self.failed_statuses[s] += 1
         self.stats["cases_failed"] += sum(s != "passed" for s in statuses[:sum(sizes)])
         passed = [o.runtime_s for o in res.outcomes if o.status == "passed"]
-        if p.format == "humaneval":
-            failing = [k for k, s in enumerate(statuses[:sizes[0]]) if s != "passed"]
-            if not sizes[0]:  # no assert of check() can depend on the program: it tests nothing
-                kept = []
-            elif not failing:
-                kept = p.tests
-            else:
-                program = drop_check_asserts(p.tests[0], failing) if len(failing) < sizes[0] else None
-                kept = [program] if program else []
-                self.stats["humaneval_asserts_dropped"] += len(failing)
-        else:
-            kept, pos = [], 0
-            for test, n in zip(p.tests, sizes, strict=True):
-                if n > 0 and all(s == "passed" for s in statuses[pos:pos + n]):
-                    kept.append(test)
-                pos += n
-            self.stats["tests_dropped"] += len(p.tests) - len(kept)
+        kept = REGISTRY[p.format].keep(p.tests, statuses, sizes, self.stats)
         if not kept:
             self.stats["problems_dropped"] += 1
             return "verify_all_failed"
@@ -94,36 +78,7 @@ class Verifier:
         return p
 
     def _case_counts(self, label: Label) -> list[int]:
-        if label.format in ("unittest", "assert"):  # an assert test that checks nothing is no case (plan.is_case)
-            return [self.count_tests(Label(format=label.format, tests=(t,))) for t in label.tests]
-        if label.format == "humaneval":
+        """Test cases each of the label's tests declares: those of a label holding that test alone."""
+        if len(label.tests) == 1:
             return [self.count_tests(label)]
-        return [1] * len(label.tests)
-
-
-def drop_check_asserts(program: str, failing: list[int]) -> str | None:
-    """`program` with the given test cases of check() (0-based, in order) cut out; None if not safely possible."""
-    try:
-        tree = ast.parse(program)
-    except SyntaxError:
-        return None
-    checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
-    if not checks:
-        return None
-    check = checks[-1]
-    cases = [n for n in check.body if is_case(n)]
-    if any(k >= len(cases) for k in failing) or len(failing) >= len(check.body):
-        return None  # outcomes do not match the program, or nothing would be left in check()
-    starts = Counter(n.lineno for n in ast.walk(check) if isinstance(n, ast.stmt))
-    spans = [(cases[k].lineno, cases[k].end_lineno) for k in failing]
-    if any(starts[a] > 1 for a, _ in spans) or any(
-            n.lineno == b and n is not cases[k] for k, (_, b) in zip(failing, spans, strict=True)
-            for n in check.body):
-        return None  # statements sharing a line: cannot cut by lines
-    drop = {ln for a, b in spans for ln in range(a, b + 1)}
-    kept = "".join(line for no, line in enumerate(program.splitlines(keepends=True), 1) if no not in drop)
-    try:
-        ast.parse(kept)
-    except SyntaxError:
-        return None
-    return kept
+        return [self.count_tests(replace(label, tests=(t,))) for t in label.tests]

@@ -61,7 +61,8 @@ class SandboxConfig(_Section):
     tmp_size_mb: int = Field(64, ge=1, le=4096, description="Size of the private writable /tmp per worker.")
     landlock: bool = Field(True, description="Also confine each program with Landlock (files, TCP, signals) where "
                                              "the kernel has it; off only to debug.")
-    dedup: bool = Field(True, description="Run identical (code, label) pairs within a batch once.")
+    dedup: bool = Field(True, description="Run identical (code, label) pairs within a batch once (the executor's "
+                        "in-batch dedup, rewards/executors.py; a Sandbox used directly runs every job).")
     pin_workers: bool = Field(True, description="With one worker per usable CPU, keep each worker and all it starts "
                                                 "(zygote, judge, programs) on a CPU of its own: a job's processes hand "
                                                 "it to each other a few dozen times, and a hand-over to another CPU "

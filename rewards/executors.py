@@ -1,7 +1,8 @@
 """Where jobs run: one local Sandbox pool, or Ray actors each holding a warm Sandbox pool.
 
 Both executors share the batch logic, on the driver: identical jobs (same label, same code byte for byte)
-run once, each program's first verdict is kept across batches in a ResultCache (rewards/result_cache.py; GRPO
+run once (the one in-batch dedup: the pool runs every job it is given; SandboxConfig.dedup turns it off),
+each program's first verdict is kept across batches in a ResultCache (rewards/result_cache.py; GRPO
 resamples the same prompt many times), jobs are cut into chunks, and each chunk carries the batch deadline
 down to the pool, which cuts (and stops) what is unfinished when it passes: such results come back with
 JobResult.infra == "deadline", and the cache never keeps them. A chunk that does not answer even then (a
@@ -18,12 +19,12 @@ import shutil
 import tempfile
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from coderl.rewards.config import SandboxConfig
-from coderl.rewards.result_cache import ResultCache, limits_digest, result_key
+from coderl.rewards.result_cache import KEY_BYTES, ResultCache, limits_digest, result_key
 from coderl.rewards.sandbox import Job, JobResult, Sandbox
 
 log = logging.getLogger("coderl.reward_server")
@@ -58,6 +59,13 @@ class BaseExecutor:
     def start(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def __enter__(self) -> BaseExecutor:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     def close(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
@@ -78,34 +86,34 @@ class BaseExecutor:
                 base: int) -> tuple[list[JobResult | None], list[bytes]]:
         """For jobs base.. of a batch: the results the cache already has, and the keys of those still to run
         (added to todo, which groups the batch's job indices by key: a duplicate shares the first one's run)."""
-        cache, limits = self.result_cache, limits_digest(self.sandbox_cfg)
+        cache, limits, dedup = self.result_cache, limits_digest(self.sandbox_cfg), self.sandbox_cfg.dedup
         results: list[JobResult | None] = [None] * len(part)
         new: list[bytes] = []
-        labels: dict[int, str] = {}  # a GRPO batch has few labels: serialise each once (ids live: jobs hold them)
         for i, job in enumerate(part):
-            lj = labels.get(id(job.label))
-            if lj is None:
-                lj = labels[id(job.label)] = job.label.to_json()
-            k = result_key(job, limits, lj)
-            idx = todo.get(k)
+            k = result_key(job, limits)
+            idx = todo.get(k) if dedup else None
             if idx is not None:
                 idx.append(base + i)
                 continue
             results[i] = cache.get(k) if cache is not None else None
             if results[i] is None:
+                if not dedup:  # a run of its own: the key made unique by the job's place (the cache's: k[:KEY_BYTES])
+                    k += (base + i).to_bytes(8, "little")
                 todo[k] = [base + i]
                 new.append(k)
         return results, new
 
-    async def run(self, jobs: Sequence[Job], deadline_s: float) -> list[JobResult | None]:
-        """Results in job order; a job cut by the deadline has infra "deadline" (None: its chunk never answered)."""
+    async def run(self, jobs: Sequence[Job], deadline_s: float,
+                  progress: Callable[[int], None] | None = None) -> list[JobResult | None]:
+        """Results in job order; a job cut by the deadline has infra "deadline" (None: its chunk never answered).
+        progress(n): called on the event loop as n more of the jobs have their result."""
         async def whole():
             yield jobs
 
-        return await self.run_parts(whole(), len(jobs), deadline_s)
+        return await self.run_parts(whole(), len(jobs), deadline_s, progress)
 
-    async def run_parts(self, parts: AsyncIterator[Sequence[Job]], expected: int,
-                        deadline_s: float) -> list[JobResult | None]:
+    async def run_parts(self, parts: AsyncIterator[Sequence[Job]], expected: int, deadline_s: float,
+                        progress: Callable[[int], None] | None = None) -> list[JobResult | None]:
         """run() for a batch whose jobs come in parts (the server prepares a batch in slices): a part's jobs
         start as soon as it comes, and one that repeats an earlier part's still runs once. Results in the
         order the jobs came; expected (about how many jobs will come) sizes the chunks; the deadline counts
@@ -123,17 +131,19 @@ class BaseExecutor:
             res, new = await asyncio.to_thread(self._lookup, part, todo, base)
             results.extend(res)
             waiting.extend(new)
+            if progress is not None:
+                progress(len(res) - res.count(None))
             while len(waiting) >= size:
-                chunks.append(self._start(waiting[:size], todo, jobs, t0 + deadline_s))
+                chunks.append(self._start(waiting[:size], todo, jobs, t0 + deadline_s, progress))
                 del waiting[:size]
         if waiting:
-            chunks.append(self._start(waiting, todo, jobs, t0 + deadline_s))
+            chunks.append(self._start(waiting, todo, jobs, t0 + deadline_s, progress))
         outs = await self._wait(chunks, t0 + deadline_s + _LATE_S, deadline_s, len(todo))
         missed = cut = infra = shared = 0
         for k, idx in todo.items():
             res = outs[k]
             if self.result_cache is not None:  # a miss too: the key's first run, so it is never cached
-                self.result_cache.put(k, res)
+                self.result_cache.put(k[:KEY_BYTES], res)
             if res is None:
                 missed += len(idx)
                 continue
@@ -158,11 +168,14 @@ class BaseExecutor:
         self.last_stats = stats
         return results
 
-    def _start(self, keys: list[bytes], todo: OrderedDict[bytes, list[int]], jobs: list[Job],
-               deadline: float) -> tuple[list[bytes], asyncio.Future]:
+    def _start(self, keys: list[bytes], todo: OrderedDict[bytes, list[int]], jobs: list[Job], deadline: float,
+               progress: Callable[[int], None] | None = None) -> tuple[list[bytes], asyncio.Future]:
         """A chunk of the batch's unique jobs, running until the batch deadline (a monotonic time)."""
         left = max(deadline - time.monotonic(), 0.0)
-        return keys, asyncio.ensure_future(self._run_chunk([jobs[todo[k][0]] for k in keys], left))
+        task = asyncio.ensure_future(self._run_chunk([jobs[todo[k][0]] for k in keys], left))
+        if progress is not None:
+            task.add_done_callback(lambda _: progress(sum(len(todo[k]) for k in keys)))
+        return keys, task
 
     async def _wait(self, chunks: list[tuple[list[bytes], asyncio.Future]], deadline: float, deadline_s: float,
                     n: int) -> dict[bytes, JobResult | None]:

@@ -7,12 +7,16 @@ because OpenRLHF passes labels through as strings.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from coderl.rewards.sandbox.inside.formats import NAMES as FORMATS
+from coderl.rewards.sandbox.inside.formats import REGISTRY
+
 LABEL_VERSION = 1
-FORMATS = ("unittest", "assert", "humaneval", "stdio", "call")
 # The label's column in TRL datasets. Not "label": TRL (0.14-0.17 at least) reads a prompt + label row as an
 # unpaired-preference example and refuses to apply the chat template to it.
 TRL_LABEL_COLUMN = "coderl_label"
@@ -24,15 +28,8 @@ class LabelError(ValueError):
 
 @dataclass(frozen=True)
 class Label:
-    """One problem's tests, in one of FORMATS.
-
-    ``tests`` depends on ``format``:
-      unittest  -- list[str]: unittest module sources that call the solution's functions by name
-      assert    -- list[str]: one assert statement each (``setup_code`` runs first)
-      humaneval -- list[str]: exactly one test program defining ``check(candidate)``
-      stdio     -- list[{"input": str, "output": str}]
-      call      -- list[{"input": list, "output": Any}]: positional args and expected return value
-    """
+    """One problem's tests, in one of FORMATS; what ``tests`` holds depends on ``format`` (its module in
+    rewards/sandbox/inside/formats/, docs/label_format.md)."""
 
     format: str
     tests: tuple
@@ -51,8 +48,27 @@ class Label:
         d["tests"] = list(self.tests)
         return {k: v for k, v in d.items() if v not in (None, "", {}) or k in ("format", "tests")}
 
-    def to_json(self) -> str:
+    # The label's one serialisation and its digest, computed once per Label (a label is parsed once, where it
+    # enters: the prompt index, a client's label string), then carried to the judge: the result cache's key,
+    # the batch's dedup, the plan cache and the workers' spec caches all key on the digest.
+    @functools.cached_property
+    def json(self) -> str:
+        """The canonical JSON (what data/preprocess.py writes)."""
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """BLAKE2b-256 of the canonical JSON, hex."""
+        return hashlib.blake2b(self.json.encode("utf-8", "surrogatepass"), digest_size=32).hexdigest()
+
+    def to_json(self) -> str:
+        return self.json
+
+    def __getstate__(self) -> dict:
+        """Pickled (to a Ray actor) without the JSON, which the far side never needs; the digest travels."""
+        state = dict(self.__dict__)
+        state.pop("json", None)
+        return state
 
 
 def _require(cond: bool, msg: str) -> None:
@@ -63,20 +79,8 @@ def _require(cond: bool, msg: str) -> None:
 def _check_tests(fmt: str, tests: Any) -> tuple:
     _require(isinstance(tests, list), f"label.tests must be a list, got {type(tests).__name__}")
     _require(len(tests) > 0, "label.tests is empty")
-    for i, t in enumerate(tests):
-        where = f"label.tests[{i}]"
-        if fmt in ("unittest", "assert", "humaneval"):
-            _require(isinstance(t, str) and t.strip() != "", f"{where} must be a non-empty string")
-        elif fmt == "stdio":
-            _require(isinstance(t, dict), f"{where} must be an object with 'input' and 'output'")
-            for key in ("input", "output"):
-                _require(isinstance(t.get(key), str), f"{where}.{key} must be a string")
-        elif fmt == "call":
-            _require(isinstance(t, dict) and "input" in t and "output" in t,
-                     f"{where} must be an object with 'input' and 'output'")
-            _require(isinstance(t["input"], list), f"{where}.input must be a list of positional args")
-    if fmt == "humaneval":
-        _require(len(tests) == 1, "label.tests must hold exactly one check program for format 'humaneval'")
+    problem = REGISTRY[fmt].validate_tests(tests)
+    _require(problem is None, problem)
     return tuple(tests)
 
 
@@ -96,7 +100,7 @@ def parse_label(raw: str | dict) -> Label:
     entry_point = raw.get("entry_point")
     _require(entry_point is None or (isinstance(entry_point, str) and entry_point.isidentifier()),
              f"label.entry_point must be a Python identifier, got {entry_point!r}")
-    if fmt in ("humaneval", "call"):
+    if REGISTRY[fmt].needs_entry_point:
         _require(entry_point is not None, f"label.entry_point is required for format {fmt!r}")
     setup_code = raw.get("setup_code") or ""
     _require(isinstance(setup_code, str), "label.setup_code must be a string")

@@ -1,14 +1,14 @@
-"""Queries -> sandbox jobs -> rewards: the steps the HTTP server and reward_func.py share.
+"""Queries -> sandbox jobs -> rewards: the one request path, shared by the HTTP server and the in-process
+backend of the trainer integrations (rewards/integrations/backend.py, reward_func.py).
 
     scorer = Scorer(reward_cfg, index)
     prepared = scorer.prepare(queries, prompts, labels)   # lookup + extraction, no execution
     positions, jobs = scorer.jobs(prepared)               # the queries with code worth running
-    results = <executor or Sandbox>.run(jobs)
+    results = await executor.run(jobs, deadline_s)        # rewards/executors.py: result cache, dedup, deadline
     breakdowns = scorer.finish(prepared, positions, results)
 
-or, in-process and blocking, the same steps in one call (reward_func.py and rewards/integrations/):
-
-    breakdowns = score(scorer, sandbox, queries, prompts, labels)
+which `ascore` runs for a batch (the server, the in-process backend), and `score` blocking, for a caller
+without an event loop.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from coderl.rewards.extract import (
 )
 from coderl.rewards.labels import Label, LabelError, parse_label
 from coderl.rewards.prompt_index import PromptIndex
-from coderl.rewards.sandbox import Job, JobResult, Sandbox
+from coderl.rewards.sandbox import Job, JobResult
 from coderl.rewards.syntax import parses
 
 log = logging.getLogger("coderl.reward_server")
@@ -229,18 +229,10 @@ def compiled(result: JobResult | None) -> bool:
     return result is not None and any(o.status in _RAN for o in result.outcomes)
 
 
-def score(scorer: Scorer, runner: Sandbox, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
-          labels: Sequence[str | None] | None = None, deadline_s: float | None = None) -> list[RewardBreakdown]:
-    """prepare -> jobs -> runner.run -> finish: the rewards of a batch, computed in this process; jobs not
-    finished deadline_s seconds after they start are cut."""
-    prepared = scorer.prepare(queries, prompts, labels)
-    positions, jobs = scorer.jobs(prepared)
-    results = runner.run(jobs, deadline_s) if jobs else []
-    cut = sum(r.infra == "deadline" for r in results)
-    if cut:
-        log.warning("deadline (%.1fs) passed: %d of %d jobs cut; they get the cut reward, not a verdict",
-                    deadline_s, cut, len(jobs))
-    return scorer.finish(prepared, positions, results)
+def score(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
+          labels: Sequence[str | None] | None = None, deadline_s: float = 1e9) -> list[RewardBreakdown]:
+    """ascore() for a caller without an event loop (a script, a test): blocking, on a loop of its own."""
+    return asyncio.run(ascore(scorer, executor, queries, prompts, labels, deadline_s))
 
 
 async def ascore(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequence[str | None] | None = None,

@@ -29,6 +29,7 @@ _NOT_VERDICT_FIELDS = frozenset({"workers", "dedup", "pin_workers"})
 # keeps the estimate honest): the key, the OrderedDict node, the JobResult and its lists; per outcome: the
 # TestOutcome, its __dict__ and its runtime float.
 _ENTRY_BYTES = 450
+KEY_BYTES = 32  # a result key's length
 _OUTCOME_BYTES = 120
 
 
@@ -38,17 +39,13 @@ def limits_digest(cfg: SandboxConfig) -> bytes:
     return hashlib.blake2b(json.dumps(fields, sort_keys=True).encode(), digest_size=16).digest()
 
 
-def result_key(job: Job, limits: bytes, label_json: str | None = None) -> bytes:
+def result_key(job: Job, limits: bytes) -> bytes:
     """Cache key: (limits, label, code exactly as the program receives it), length-prefixed so no two
-    triples share a key. No spelling is normalised: the program can read its own source text (it is a
-    string in the process that runs it), so two spellings are two programs.
-
-    label_json: job.label.to_json() when the caller already has it (a batch shares a few labels).
-    """
-    h = hashlib.blake2b(digest_size=32)
-    label_json = job.label.to_json() if label_json is None else label_json
-    for part in (limits, label_json.encode("utf-8", "surrogatepass"),
-                 job.code.encode("utf-8", "surrogatepass")):
+    triples share a key. The label stands in by its digest (BLAKE2b-256 of its canonical JSON: its tests byte
+    for byte). No spelling of the code is normalised: the program can read its own source text (it is a
+    string in the process that runs it), so two spellings are two programs."""
+    h = hashlib.blake2b(digest_size=KEY_BYTES)
+    for part in (limits, job.label.digest.encode(), job.code.encode("utf-8", "surrogatepass")):
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
     return h.digest()

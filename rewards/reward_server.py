@@ -34,8 +34,8 @@ from coderl.rewards.errors import DataError, missing_dependency
 try:
     from fastapi import FastAPI, HTTPException, Request
     from fastapi.responses import JSONResponse, Response
-    from pydantic import BaseModel, Field
 
+    from coderl.rewards.api import RewardRequest, RewardResponse
     from coderl.rewards.code_reward import batch_means, openrlhf_answer
     from coderl.rewards.config import (
         DEFAULT_CONFIG_PATH,
@@ -65,20 +65,6 @@ def _version() -> str:
         return version("coderl")
     except Exception:  # not installed: running from a checkout
         return "0.1.0+checkout"
-
-
-class RewardRequest(BaseModel):
-    """What OpenRLHF posts. The pinned 0.5.7 sends only `query`; later versions add prompts and labels."""
-
-    query: list[str] = Field(description="Decoded sequences: pads + templated prompt + response + EOS + pads.")
-    prompts: list[str | None] | None = Field(None, description="Templated prompts, same order (optional).")
-    labels: list[str | None] | None = Field(None, description="Label JSON strings (optional; skips the lookup).")
-
-
-class RewardResponse(BaseModel):
-    rewards: list[float] = Field(description="Reward per query, for the advantage.")
-    scores: list[float] = Field(description="Unit-test pass rate per query, in [0, 1].")
-    extra_logs: dict[str, list[float]] = Field(description="Per-query reward components (OpenRLHF logs their mean).")
 
 
 def _bad(status: int, msg: str) -> HTTPException:

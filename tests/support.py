@@ -529,10 +529,10 @@ def trl_rows(tmp: Path) -> tuple[Path, dict[str, dict]]:
 def coderl_breakdowns(config: Path, batches: list[tuple[list[str], list[str]]]) -> list[list]:
     """coderl's own scoring (RewardBreakdowns) of each (texts, labels) batch, in a pool of the adapter's config."""
     from coderl.rewards.config import load_config
+    from coderl.rewards.executors import LocalExecutor
     from coderl.rewards.pipeline import Scorer, score
-    from coderl.rewards.sandbox import Sandbox
 
     cfg = load_config(config)
     scorer = Scorer(cfg.reward)
-    with Sandbox(cfg.sandbox) as sandbox:
-        return [score(scorer, sandbox, list(texts), None, list(labels)) for texts, labels in batches]
+    with LocalExecutor(cfg.sandbox) as executor:
+        return [score(scorer, executor, list(texts), None, list(labels)) for texts, labels in batches]

@@ -3,6 +3,7 @@ directory, finds its configs, and puts only `coderl` (no generic `rewards`/`data
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -58,6 +59,31 @@ def test_tests_mirror_the_source_tree():
     assert not stray, f"test folders with no source folder of the same path: {stray}"
     # test modules at the top of tests/ test the project as a whole (packaging), not one module
     assert sorted(p.name for p in (REPO_ROOT / "tests").glob("test_*.py")) == ["test_packaging.py"]
+
+
+def _imports(folder: str) -> dict[str, set[str]]:
+    """The project modules each module under folder/ imports (absolute `coderl.` names), read with ast."""
+    found = {}
+    for p in (REPO_ROOT / folder).rglob("*.py"):
+        names = set()
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.update([node.module, *(f"{node.module}.{a.name}" for a in node.names)])
+        found[str(p.relative_to(REPO_ROOT))] = {n for n in names if n.startswith("coderl.")}
+    return found
+
+
+def test_data_imports_rewards_never_the_reverse():
+    """data/ (the preprocessor) builds on rewards/ (the label format, the sandbox for --verify); nothing under
+    rewards/ imports data/. And the reward API's bodies come from rewards/api.py: no module imports the HTTP
+    server's module for them."""
+    rewards = _imports("rewards")
+    assert not {m: sorted(n for n in names if n.startswith("coderl.data")) for m, names in rewards.items()
+                if any(n.startswith("coderl.data") for n in names)}
+    assert any(n.startswith("coderl.rewards") for names in _imports("data").values() for n in names)
+    assert not [m for m, names in rewards.items() if "coderl.rewards.reward_server" in names]
 
 
 @pytest.fixture(scope="module")

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace, progress: bool) -> dict:
     if hint:
         meta["completion_format_hint"] = hint
         log.warning(hint)  # now, and again under the table
-    executor = LocalExecutor(cfg.sandbox)  # no result cache: run_jobs already runs each program once
+    executor = LocalExecutor(cfg.sandbox)  # no result cache: the executor runs each program once per evaluation
     t0 = time.monotonic()
     executor.start()
     try:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from coderl.data.io import AtomicOutputs
+from coderl.rewards.atomic_outputs import AtomicOutputs
 from coderl.rewards.evaluation.passk import mean_pass_at_k
 from coderl.rewards.evaluation.score import UNKNOWN_TASK, SampleResult, buckets, per_task_counts
 from coderl.rewards.evaluation.tasks import Tasks

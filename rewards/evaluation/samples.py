@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderl.data.io import AtomicOutputs
+from coderl.rewards.atomic_outputs import AtomicOutputs
 from coderl.rewards.errors import DataError
 
 SAMPLES_FILE = "samples.jsonl"

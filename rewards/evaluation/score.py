@@ -21,7 +21,6 @@ from coderl.rewards.evaluation.tasks import Tasks
 from coderl.rewards.executors import BaseExecutor
 from coderl.rewards.extract import Extracted, parses
 from coderl.rewards.pipeline import Prepared, Scorer
-from coderl.rewards.result_cache import limits_digest, result_key
 from coderl.rewards.sandbox import STATUSES, JobResult, count_tests
 
 COMPLETION_FORMATS = ("response", "humaneval")
@@ -113,35 +112,13 @@ def completion_format_hint(tasks: Tasks, samples: Sequence[Sample], completion_f
             "mean --completion_format humaneval?")
 
 
-async def _run_all(executor: BaseExecutor, jobs: list, chunk: int, bar) -> list[JobResult | None]:
-    async def one(part):
-        res = await executor.run(part, deadline_s=_NO_DEADLINE_S)
-        if bar is not None:
-            bar.update(len(part))
-        return res
-
-    parts = [jobs[i:i + chunk] for i in range(0, len(jobs), chunk)]
-    outs = await asyncio.gather(*(one(p) for p in parts))
-    return [r for part in outs for r in part]
-
-
 def run_jobs(executor: BaseExecutor, jobs: list, progress: bool = False) -> list[JobResult | None]:
-    """Results in job order. Identical (code, tests) pairs run once, as the executor runs a server batch (low-
-    temperature samples repeat), and all chunks are queued at once: workers never wait at a chunk boundary."""
+    """Results in job order, as the executor runs a server batch: identical (code, tests) pairs run once (low-
+    temperature samples repeat), and every chunk is queued at once."""
     from tqdm import tqdm
 
-    limits = limits_digest(executor.sandbox_cfg)
-    keys = [result_key(j, limits) for j in jobs]  # the result cache's key: same tests, same code byte for byte
-    first: dict[bytes, int] = {}
-    unique = []
-    for k, job in zip(keys, jobs, strict=True):
-        if k not in first:
-            first[k] = len(unique)
-            unique.append(job)
-    chunk = max(16, 8 * executor.workers)  # progress granularity only; the pool stays fed across chunks
-    with tqdm(total=len(unique), unit="program", desc="score", disable=not progress) as bar:
-        results = asyncio.run(_run_all(executor, unique, chunk, bar))
-    return [results[first[k]] for k in keys]
+    with tqdm(total=len(jobs), unit="program", desc="score", disable=not progress) as bar:
+        return asyncio.run(executor.run(jobs, _NO_DEADLINE_S, bar.update))
 
 
 def _result(task_id: str, index: int, total: int, prep: Prepared, bd: RewardBreakdown, res: JobResult | None,

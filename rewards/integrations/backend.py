@@ -4,8 +4,9 @@
     backend = get_backend("http://HOST:5000", "SECRET")      # the server; sends Authorization: Bearer SECRET
     answer = backend.score(responses, labels=labels)         # a reward_server.RewardResponse, one entry each
 
-Both give the same rewards: the local pool runs rewards/pipeline.py's `score` (the path the server's
-Scorer takes), the remote one asks the server. One backend per process and setting, created on first use
+Both give the same rewards by the same path: the local backend runs rewards/pipeline.py's `ascore` on the
+executor the config asks for, as the server does (its result cache, in-batch dedup and batch deadline), the
+remote one asks the server. One backend per process and setting, created on first use
 and reused, so the pool's workers start once. Environment defaults:
   CODERL_REWARD_URL     the reward server (base URL or .../get_reward); unset = in-process pool
   CODERL_AUTH_TOKEN     its token (the server reads the same variable)
@@ -15,6 +16,7 @@ and reused, so the pool's workers start once. Environment defaults:
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import logging
 import os
@@ -26,12 +28,12 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 from pydantic import ValidationError
 
+from coderl.rewards.api import RewardRequest, RewardResponse
 from coderl.rewards.code_reward import openrlhf_answer
 from coderl.rewards.config import CoderlConfig, load_config
-from coderl.rewards.pipeline import Scorer, score
+from coderl.rewards.executors import BaseExecutor, make_executor
+from coderl.rewards.pipeline import Scorer, ascore
 from coderl.rewards.prompt_index import PromptIndex
-from coderl.rewards.reward_server import RewardRequest, RewardResponse
-from coderl.rewards.sandbox import Sandbox
 
 log = logging.getLogger("coderl.integrations")
 
@@ -41,36 +43,51 @@ class RewardServerError(RuntimeError):
 
 
 class LocalRewards:
-    """Scores in this process with one warm Sandbox pool, started on first use and closed at exit."""
+    """Scores in this process through the reward server's own path (pipeline.ascore on the executor the config
+    asks for: its result cache, in-batch dedup, chunks and batch deadline), on an event loop of its own; the
+    executor starts on first use and closes at exit."""
 
     def __init__(self, cfg: CoderlConfig, index: PromptIndex | None = None) -> None:
         self.cfg = cfg
         self.scorer = Scorer(cfg.reward, index)
-        self._sandbox: Sandbox | None = None
+        self.executor: BaseExecutor | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.batches = 0  # score() calls, for the logs and the tests
 
-    def _pool(self) -> Sandbox:
+    def _started(self) -> tuple[BaseExecutor, asyncio.AbstractEventLoop]:
         with self._lock:
-            if self._sandbox is None:
-                sandbox = Sandbox(self.cfg.sandbox)
-                sandbox.start()
-                atexit.register(sandbox.close)
-                self._sandbox = sandbox
-            return self._sandbox
+            if self.executor is None:
+                executor = make_executor(self.cfg)
+                executor.start()
+                # The trainer may call from a thread that runs an event loop of its own (or from several
+                # threads): the batches run on this loop, as the server's run on its one.
+                loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=loop.run_forever, name="coderl-rewards", daemon=True)
+                self._thread.start()
+                self.executor, self._loop = executor, loop
+                atexit.register(self.close)
+            return self.executor, self._loop
 
     def score(self, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
               labels: Sequence[str | None] | None = None) -> RewardResponse:
-        items = score(self.scorer, self._pool(), list(queries), None if prompts is None else list(prompts),
-                      None if labels is None else list(labels))
+        executor, loop = self._started()
+        batch = ascore(self.scorer, executor, list(queries), None if prompts is None else list(prompts),
+                       None if labels is None else list(labels), self.cfg.server.batch_deadline_s)
+        items = asyncio.run_coroutine_threadsafe(batch, loop).result()
         self.batches += 1
         return RewardResponse(**openrlhf_answer(items))
 
     def close(self) -> None:
         with self._lock:
-            if self._sandbox is not None:
-                self._sandbox.close()
-                self._sandbox = None
+            executor, loop, thread = self.executor, self._loop, self._thread
+            self.executor = self._loop = self._thread = None
+        if executor is not None:
+            executor.close()
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            loop.close()
 
 
 class RemoteRewards:

@@ -27,9 +27,9 @@ import asyncio
 import json
 from collections.abc import Sequence
 
+from coderl.rewards.api import RewardResponse
 from coderl.rewards.integrations.backend import get_backend
 from coderl.rewards.labels import TRL_LABEL_COLUMN
-from coderl.rewards.reward_server import RewardResponse
 
 TRL_CALL_KWARGS = ("completion_ids", "trainer_state", "log_extra", "log_metric", "environments")  # not columns
 REASONING_FIELDS = ("reasoning_content", "thinking")  # where TRL's response parsers put the <think> block

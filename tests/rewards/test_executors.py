@@ -107,3 +107,35 @@ def test_ray_executor_passes_the_deadline_to_its_actors(ray_address):
         assert [r.pass_rate for r in after] == [1.0, 1.0]
     finally:
         ex.close()
+
+
+def test_identical_jobs_run_once_per_batch_unless_dedup_is_off():
+    """The one in-batch dedup (the pool runs every job it is given): the same label and the same code byte for
+    byte run once, and a progress callback hears of every job."""
+    wrong = "def f(x):\n    return 2\n"
+    jobs = [Job(GOOD, LABEL), Job(GOOD + "\n", LABEL), Job(GOOD, LABEL), Job(wrong, LABEL), Job(GOOD, LABEL)]
+    for dedup, executed in ((True, 3), (False, 5)):
+        with LocalExecutor(CFG.model_copy(update={"dedup": dedup})) as ex:
+            seen = []
+            res = asyncio.run(ex.run(jobs, 60, seen.append))
+            assert ex.last_stats["executed"] == executed and ex.info()["stats"]["jobs"] == executed
+            assert sum(seen) == len(jobs)
+        assert [r.pass_rate for r in res] == [1.0, 1.0, 1.0, 0.5, 1.0]
+        assert [r.cached for r in res] == ([False, False, True, False, True] if dedup else [False] * 5)
+
+
+def test_a_label_is_serialised_once_from_parse_to_the_judge(monkeypatch):
+    """The label's canonical JSON and digest are computed once per Label; the result cache, the dedup, the plan
+    cache and the workers' spec caches all key on the digest (no re-dump per batch, chunk or job)."""
+    from coderl.rewards.labels import Label
+    from coderl.rewards.sandbox.plan import plan
+
+    dumps = []
+    to_dict = Label.to_dict
+    monkeypatch.setattr(Label, "to_dict", lambda self: dumps.append(1) or to_dict(self))
+    label = parse_label({"format": "assert", "tests": ["assert f(1) == 2", "assert f(2) == 3"], "source": "once"})
+    with LocalExecutor(CFG, result_cache=ResultCache(100, 1 << 26), chunk_size=2) as ex:
+        for _ in range(2):
+            res = asyncio.run(ex.run([Job(GOOD + f"# {i}\n", label) for i in range(6)], 60))
+            assert [r.pass_rate for r in res] == [1.0] * 6
+    assert len(dumps) == 1 and plan(label)["digest"] == label.digest and len(label.digest) == 64

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import pickle
 
 import pytest
 
@@ -55,3 +57,13 @@ def test_ref_time_s_round_trips():
     label = parse_label({"format": "assert", "tests": ["assert 1"], "ref_time_s": 0.25})
     assert label.ref_time_s == 0.25 and parse_label(label.to_json()) == label
     assert parse_label({"format": "assert", "tests": ["assert 1"]}).ref_time_s is None
+
+
+def test_a_label_carries_its_json_and_digest_computed_once():
+    raw = {"format": "assert", "tests": ["assert f(1) == 2"], "extra": {"k": "é"}, "source": "s"}
+    label = parse_label(json.dumps(raw))
+    assert label.json is label.to_json() == json.dumps({**raw, "version": 1}, ensure_ascii=False, sort_keys=True)
+    assert label.digest == hashlib.blake2b(label.json.encode(), digest_size=32).hexdigest()
+    assert parse_label(label.json).digest == label.digest != parse_label({**raw, "source": "t"}).digest
+    shipped = pickle.loads(pickle.dumps(label))  # to a Ray actor: the digest travels, the JSON is rebuilt if asked
+    assert "json" not in shipped.__dict__ and shipped.__dict__["digest"] == label.digest and shipped == label

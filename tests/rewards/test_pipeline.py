@@ -1,4 +1,4 @@
-"""rewards.pipeline: score() and ascore() are the one scoring call; both give the same rewards for a batch."""
+"""rewards.pipeline: ascore() is the one scoring path (score() its blocking form), through an executor."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from coderl.rewards.config import RewardConfig, SandboxConfig
 from coderl.rewards.executors import LocalExecutor
 from coderl.rewards.pipeline import Scorer, ascore, score
-from coderl.rewards.sandbox import Sandbox
 from tests.support import PARTIAL_RATE, PROBLEMS, graded_batch, label_json, think
 
 pytestmark = pytest.mark.timeout(300)
@@ -19,14 +18,9 @@ CFG = SandboxConfig(workers=2)
 def test_score_and_ascore_agree_and_grade_partial_credit():
     texts, labels = graded_batch()
     scorer = Scorer(RewardConfig())
-    with Sandbox(CFG) as sb:
-        sync = score(scorer, sb, texts, None, labels)
-    ex = LocalExecutor(CFG)
-    ex.start()
-    try:
+    with LocalExecutor(CFG) as ex:
+        sync = score(scorer, ex, texts, None, labels)
         items = asyncio.run(ascore(scorer, ex, texts, None, labels, deadline_s=120))
-    finally:
-        ex.close()
     assert [b.reward for b in items] == [b.reward for b in sync]
     for k, fmt in enumerate(PROBLEMS):
         full, partial, unformatted, none = items[4 * k: 4 * k + 4]
@@ -52,8 +46,8 @@ def test_code_that_parses_but_does_not_compile_earns_no_syntax_component():
     _, _, good, _ = PROBLEMS["assert"]
     texts = [think(good), think(good + "return None\n"), think("def f(:\n")]
     labels = [label_json("assert")] * 3
-    with Sandbox(CFG) as sb:
-        ok, parses_only, broken = score(Scorer(RewardConfig()), sb, texts, None, labels)
+    with LocalExecutor(CFG) as ex:
+        ok, parses_only, broken = score(Scorer(RewardConfig()), ex, texts, None, labels)
     assert ok.syntax == 1.0 and ok.score == 1.0
     for b in (parses_only, broken):
         assert b.status == "syntax" and b.syntax == 0.0 and b.score == 0.0
@@ -72,8 +66,8 @@ def test_the_reward_grades_the_final_answer_as_written():
                   f"Draft:\n```python\n{good}\n```\nFinal:\n```python\n{final}```<|im_end|>",
                   f"<think>\nok\n</think>\n<answer>\n```python\n{good}\nS = {tok!r}\n```\n</answer><|im_end|>"]
         want += [0.0, 0.0, 1.0]
-    with Sandbox(CFG) as sb:
-        out = score(Scorer(RewardConfig()), sb, texts, None, [label_json("assert")] * len(texts))
+    with LocalExecutor(CFG) as ex:
+        out = score(Scorer(RewardConfig()), ex, texts, None, [label_json("assert")] * len(texts))
     assert [b.score for b in out] == want, [(b.score, b.status) for b in out]
 
 
@@ -82,8 +76,8 @@ def test_a_response_cut_off_before_its_closing_fence_is_scored_when_complete():
     _, _, good, _ = PROBLEMS["assert"]
     texts = [f"<think>\nok\n</think>\n<answer>\n```python\n{good}\n", f"Here:\n```python\n{good}\n",
              f"Here:\n```python\n{good[:len(good) // 2]}"]
-    with Sandbox(CFG) as sb:
-        thinking, block_, cut = score(Scorer(RewardConfig()), sb, texts, None, [label_json("assert")] * 3)
+    with LocalExecutor(CFG) as ex:
+        thinking, block_, cut = score(Scorer(RewardConfig()), ex, texts, None, [label_json("assert")] * 3)
     assert thinking.score == 1.0 and block_.score == 1.0
     assert cut.status == "no_code" and cut.score == 0.0
 
@@ -97,12 +91,12 @@ def test_score_in_process_gets_the_lanes_and_the_deadline(caplog):
     texts = [think(f"{hang}\n# {i}") for i in range(5)] + [think(good), think(busy)]
     labels = [label_json("assert")] * len(texts)
     scorer = Scorer(RewardConfig())
-    with Sandbox(SandboxConfig(workers=2, test_timeout_s=1.0, probe_s=0.1)) as sb:
-        items = score(scorer, sb, texts, None, labels)
+    with LocalExecutor(SandboxConfig(workers=2, test_timeout_s=1.0, probe_s=0.1)) as ex:
+        items = score(scorer, ex, texts, None, labels)
         assert [b.score for b in items] == [0.0] * 5 + [1.0, 1.0]
         assert [b.status for b in items[:5]] == ["timeout"] * 5
-        assert sb.info()["stats"]["slow_lane"] >= 6  # the hangs and the busy one exceeded the probe
-        cut = score(scorer, sb, [think(f"{hang}\n# again {i}") for i in range(5)] + [think(good + "\n# again")],
+        assert ex.info()["stats"]["slow_lane"] >= 6  # the hangs and the busy one exceeded the probe
+        cut = score(scorer, ex, [think(f"{hang}\n# again {i}") for i in range(5)] + [think(good + "\n# again")],
                     None, labels[:6], deadline_s=0.6)
     assert [b.status for b in cut] == ["deadline"] * 5 + ["passed"]
     assert "5 of 6 jobs cut" in caplog.text

@@ -17,6 +17,9 @@ HEADER = struct.Struct(">Q")
 LEDGER_STATUSES = ("passed", "failed", "error", "timeout", "memory", "killed", "syntax", "unsupported", "ok")
 # The detail of a test that a batch deadline cut (the worker aborting it, or the pool settling it unrun).
 CUT_DETAIL = "cut by the batch deadline"
+# Label specs (keyed by the label's digest) a worker and its judge keep, and so the digests the pool knows a
+# worker holds: the server sends a spec only with a job whose digest that worker has not seen.
+SPEC_CACHE = 256
 
 
 class FrameError(ValueError):

@@ -19,7 +19,6 @@ import _signal
 import builtins
 import collections
 import collections.abc
-import copy
 import gc
 import importlib
 import io
@@ -36,13 +35,10 @@ import unittest
 import unittest._log
 import unittest.mock
 
-from . import channel, framing, mirrors, protocol, stdlib_patches, wire
-from .proxy import CandidateGone, Unjudgeable, _is_proxy, _loaded
+from . import channel, formats, framing, mirrors, protocol, stdlib_patches, wire
+from .proxy import CandidateGone, Unjudgeable, _loaded
 from .session import Session, _from_tests, _same
 
-_HOOKS = {"unittest": {"setUpModule", "tearDownModule", "load_tests"},
-          "humaneval": {"check", "candidate"}, "assert": set(), "call": set()}
-_SPEC_CACHE = 256
 _BASE_MODULES = frozenset()  # the modules loaded before any job (serve()); a program's module names bind to these
 
 
@@ -115,7 +111,7 @@ def _namespace(session, spec, names):
     """The namespace tests run in: genuine builtins, the program's names as proxies or copied values, never a
     program name standing for a builtin, a standard-library module or a test hook."""
     ns = {"__builtins__": builtins, "__name__": "__check__"}
-    hooks = _HOOKS[spec.format]
+    hooks = formats.REGISTRY[spec.format].hooks
     public = {}
     for item in names:
         if type(item) is not list or len(item) not in (2, 3):
@@ -240,7 +236,7 @@ class Job:
             return self.unloaded("killed" if isinstance(exc, SystemExit) else status, describe(exc, self.limit))
         try:
             ns = _namespace(s, self.spec, reply[1] if type(reply[1]) is list else [])
-            runner = _RUNNERS[self.spec.format](self, ns)
+            runner = formats.REGISTRY[self.spec.format].runner(self, ns)
         except BaseException as e:
             return self.unloaded(s.taint[0] if s.taint else classify(e), describe(e, self.limit))
         self.report(["ready", time.perf_counter() - t0])
@@ -272,236 +268,6 @@ class Job:
             if self.session.gone:
                 return
             self.one(i, lambda i=i: run_case(i))
-
-
-def _assert_runner(job, ns):
-    spec = job.spec
-    if spec.setup_code:
-        exec(spec.code(spec.setup_code, "<setup>"), ns)
-    return lambda: job.each(lambda i: exec(spec.code(spec.plan[i], "<test>"), ns))
-
-
-def _humaneval_runner(job, ns):
-    spec = job.spec
-    entry = spec.entry_point
-    if entry not in ns:
-        raise NameError(f"entry point {entry!r} is not defined by the program")
-    exec(spec.code(spec.tests[0], "<check program>"), ns)
-    ns[spec.check_param] = ns["__candidate__"] = ns[entry]
-    first = min(job.order) if job.order else 0
-    for unit in spec.plan[:first]:  # a replaced candidate replays the setup of the cases before it
-        try:
-            exec(spec.code(unit["setup"], "<check>"), ns)
-        except Exception:
-            pass
-
-    def case(i):
-        unit = spec.plan[i]
-        if unit["setup"]:
-            exec(spec.code(unit["setup"], "<check>"), ns)
-        exec(spec.code(unit["test"], "<check>"), ns)
-
-    return lambda: job.each(case)
-
-
-def _canon(value, depth=0):
-    """value as JSON-like builtins for the server's comparison, or raise."""
-    t = type(value)
-    if depth > 50:
-        raise ValueError("return value nested too deeply")
-    if value is None or t is bool or t is int or t is str:
-        return value
-    if t is float:  # inf and nan stay floats: their repr is a name, never the string 'inf' a test may expect
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_canon(v, depth + 1) for v in value]
-    if isinstance(value, dict):
-        out = {(k if type(k) is str else repr(_canon(k, depth + 1))): _canon(v, depth + 1) for k, v in value.items()}
-        if len(out) != len(value):  # {1: x, '1': y} must not compare as the one key '1'
-            raise ValueError("return value has dict keys that are equal as strings")
-        return out
-    raise TypeError(f"return value of type {t.__name__} is not comparable (use builtin types)")
-
-
-def _call_runner(job, ns):
-    spec, s = job.spec, job.session
-    entry = spec.entry_point
-    klass = ns.get("Solution")
-    fn = None
-    if _is_proxy(klass):
-        try:
-            fn = getattr(klass(), entry)
-        except AttributeError:
-            fn = None
-    if fn is None:
-        fn = ns.get(entry)
-    if fn is None:
-        raise NameError(f"entry point {entry!r} is not defined by the program")
-
-    def case(i):
-        # A copy: the program may change its arguments in place (written back), and the spec is cached for
-        # every later job of this label.
-        text = repr(_canon(fn(*copy.deepcopy(spec.plan[i]))))
-        if s.taint:
-            return None
-        if len(text) > job.max_value_repr:
-            raise ValueError(f"return value too large ({len(text)} characters)")
-        return text
-
-    return lambda: _each_call(job, case)
-
-
-def _each_call(job, case):
-    for i in job.order:
-        if job.session.gone:
-            return
-        job.one(i, lambda i=i: case(i), success="ok")
-
-
-class _Result(unittest.TestResult):
-    """Reports each planned test the moment unittest finishes it."""
-
-    def __init__(self, job, index, order):
-        super().__init__()
-        self.job, self.index = job, index
-        self.order, self.pos = order, 0  # the suite's tests in run order, and how far it got
-        self.current = None
-        self.fixture_error = None
-
-    def _exc_info_to_string(self, err, test):
-        return ""  # unittest's own report (a formatted traceback per failure) is never read: describe() is
-
-    def flush(self, upto=None):
-        """Report the tests unittest skipped before `upto` (None: all the rest): a fixture of theirs failed."""
-        while self.pos < len(self.order) and self.order[self.pos] != upto:
-            status, detail = self.fixture_error or ("error", "the test was not run")
-            self.job.report(["end", self.order[self.pos], status, 0.0, detail, None])
-            self.pos += 1
-
-    def startTest(self, test):
-        super().startTest(test)
-        i = self.index.get(id(test))
-        if i is not None:
-            self.flush(i)
-            self.pos += 1
-            self.current = [i, None, "", time.perf_counter()]  # passed only once unittest says so (addSuccess)
-            self.job.session.taint = None
-
-    def _mark(self, test, status, err):
-        if self.current is None or self.index.get(id(test)) != self.current[0]:
-            if err is not None:  # setUpClass / setUpModule (or their tearDown) failed
-                self.fixture_error = (self.job.session.taint or (status, describe(err[1], self.job.limit)))
-            return
-        if self.current[1] in (None, "passed"):
-            self.current[1] = status
-            self.current[2] = describe(err[1], self.job.limit) if err is not None else ""
-
-    def _passed(self, test):
-        if self.current is not None and self.index.get(id(test)) == self.current[0] and self.current[1] is None:
-            self.current[1] = "passed"
-
-    def addSuccess(self, test):
-        super().addSuccess(test)
-        self._passed(test)
-
-    # A skipped test and an expected failure verified nothing, and the program can steer either (a skipIf
-    # condition on its names, a wrong answer making the expected failure fail): never a pass.
-    def addSkip(self, test, reason):
-        super().addSkip(test, reason)
-        self._unverified(test, f"the test was skipped: {reason}")
-
-    def addExpectedFailure(self, test, err):
-        super().addExpectedFailure(test, err)
-        self._unverified(test, "an expected failure: the test verifies nothing")
-
-    def _unverified(self, test, why):
-        if self.current is not None and self.index.get(id(test)) == self.current[0] and \
-                self.current[1] in (None, "passed"):
-            self.current[1], self.current[2] = "unsupported", str(why)[:self.job.limit]
-
-    def addFailure(self, test, err):
-        super().addFailure(test, err)
-        self._mark(test, "failed", err)
-
-    def addError(self, test, err):
-        super().addError(test, err)
-        self._mark(test, classify(err[1]), err)
-
-    def addSubTest(self, test, subtest, err):
-        super().addSubTest(test, subtest, err)
-        if err is not None:
-            self._mark(test, "failed" if issubclass(err[0], AssertionError) else classify(err[1]), err)
-
-    def addUnexpectedSuccess(self, test):
-        super().addUnexpectedSuccess(test)
-        self._mark(test, "failed", None)
-
-    def stopTest(self, test):
-        super().stopTest(test)
-        cur = self.current
-        if cur is None or self.index.get(id(test)) != cur[0]:
-            return
-        self.current = None
-        i, status, detail, t0 = cur
-        s = self.job.session
-        if status is None:  # unittest stopped it before an outcome (an exception that ends the run)
-            status, detail = "error", "the test did not finish"
-        if s.taint:
-            status, detail = s.taint
-        self.job.report(["end", i, status, time.perf_counter() - t0, _excerpt(detail, self.job.limit), None])
-        if s.gone:
-            self.stop()
-
-
-def _unittest_runner(job, ns):
-    spec = job.spec
-    modules, broken, suite_tests, index = {}, {}, [], {}
-    for i in job.order:
-        midx, cls_name, meth = spec.plan[i]
-        if cls_name is None:
-            broken[i] = ("syntax", "the test module does not compile")
-            continue
-        if midx not in modules:
-            name = f"test_module_{midx}"
-            mod = types.ModuleType(name)
-            mod.__dict__.update(ns)
-            mod.__dict__["__name__"] = name
-            sys.modules[name] = mod
-            try:
-                exec(spec.code(spec.tests[midx], f"<test module {midx}>"), mod.__dict__)
-                modules[midx] = (mod, None)
-            except BaseException as e:
-                modules[midx] = (mod, (job.session.taint or (classify(e), describe(e, job.limit))))
-        mod, err = modules[midx]
-        if err is not None:
-            broken[i] = err
-            continue
-        cls = mod.__dict__.get(cls_name)
-        if not (isinstance(cls, type) and issubclass(cls, unittest.TestCase)):
-            broken[i] = ("error", f"test class {cls_name} is missing or not a unittest.TestCase")
-            continue
-        try:
-            test = cls(meth)
-        except BaseException as e:
-            broken[i] = ("error", describe(e, job.limit))
-            continue
-        suite_tests.append(test)
-        index[id(test)] = i
-
-    def run():
-        for i in job.order:
-            if i in broken:
-                job.report(["end", i, broken[i][0], 0.0, broken[i][1], None])
-        result = _Result(job, index, [index[id(t)] for t in suite_tests])
-        unittest.TestSuite(suite_tests).run(result)
-        if not job.session.gone:
-            result.flush()
-
-    return run
-
-
-_RUNNERS = {"unittest": _unittest_runner, "assert": _assert_runner, "humaneval": _humaneval_runner,
-            "call": _call_runner}
 
 
 # ------------------------------------------------------------------------------------------ the process
@@ -639,7 +405,7 @@ def serve(sock_fd, base, ledger=None):
         msg = pending.pop(0)
         if msg.get("spec") is not None:
             specs[msg["digest"]] = Spec(msg["spec"])
-            if len(specs) > _SPEC_CACHE:
+            if len(specs) > framing.SPEC_CACHE:
                 specs.popitem(last=False)
         spec = specs.get(msg["digest"])
         chan_fd = fds.pop(0) if fds else None

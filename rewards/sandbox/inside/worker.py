@@ -38,7 +38,6 @@ _GRACE_S = 1.0  # how long the judge may take to notice its candidate was killed
 # and send them together: one frame per job instead of one per test. Each test still gets its full limit:
 # the worker's clock adds the hold-back (see _supervise), and after a kill the judge sends what it held.
 _HOLD_S = 0.05
-_SPEC_CACHE = 256
 _LEDGER_BYTES = 1 << 20  # the judge's ledger page(s): byte 0 and one byte per test (framing.LEDGER_STATUSES)
 _RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
 
@@ -806,7 +805,7 @@ def main(cfg):
             break
         if job.get("spec") is not None:
             worker.specs[job["digest"]] = job["spec"]
-            while len(worker.specs) > _SPEC_CACHE:
+            while len(worker.specs) > framing.SPEC_CACHE:
                 worker.specs.pop(next(iter(worker.specs)))
         try:
             reply = worker.run_job(job)

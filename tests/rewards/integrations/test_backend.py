@@ -6,11 +6,14 @@ the TRL and verl adapters are called with its URL the way their trainers call th
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import time
 
 import pytest
 
 from coderl.rewards import reward_func
+from coderl.rewards.config import CoderlConfig, RewardConfig
 from coderl.rewards.integrations import backend as be
 from coderl.rewards.integrations.trl import make_code_reward
 from coderl.rewards.integrations.verl import compute_score, compute_score_batch
@@ -20,7 +23,9 @@ from tests.support import (
     PROBLEMS,
     ServerProc,
     graded_batch,
+    label_json,
     rows,
+    think,
     write_jsonl,
 )
 
@@ -58,6 +63,28 @@ def test_local_scores_responses_with_labels(local_answer):
         r = local_answer.rewards[4 * i:4 * i + 4]
         assert r[0] == pytest.approx(1.0) and r[3] == 0.0 and r[1] < r[2] < r[0]  # format counts
     assert set(local_answer.extra_logs) >= {"reward/correctness", "reward/format", "reward/all_passed"}
+
+
+def test_the_local_backend_takes_the_servers_path(config_path, local_answer):
+    """In-process scoring goes through the server's executor: its result cache answers a repeated batch, and
+    its batch deadline (server.batch_deadline_s) cuts what is left, from an event loop of the caller's own."""
+    texts, labels = graded_batch()
+    backend = be.local_backend(config=config_path)
+    assert asyncio.run(asyncio.to_thread(backend.score, texts, labels=labels)) == local_answer
+    st = backend.executor.last_stats
+    assert st["executed"] == 0 and st["result_cache_hits"] == st["jobs"] > 0
+    cfg = CoderlConfig(sandbox={"workers": 2, "test_timeout_s": 5.0, "probe_s": 0},
+                       server={"batch_deadline_s": 1.0})
+    hang = "def mul(a, b):\n    while True:\n        pass\n"
+    cutting = be.LocalRewards(cfg)
+    try:
+        t0 = time.monotonic()
+        answer = cutting.score([think(f"{hang}# {i}") for i in range(4)], labels=[label_json("assert")] * 4)
+        assert time.monotonic() - t0 < 4.0 and cutting.executor.last_stats["deadline_cut"] == 4
+        assert answer.rewards == [RewardConfig().cut_reward] * 4
+    finally:
+        cutting.close()
+    assert cutting.executor is None
 
 
 def test_remote_equals_local_with_bearer_token(server, local_answer):

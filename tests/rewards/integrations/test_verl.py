@@ -14,10 +14,10 @@ import asyncio
 import pytest
 
 from coderl.rewards.config import load_config
+from coderl.rewards.executors import LocalExecutor
 from coderl.rewards.integrations.backend import local_backend
 from coderl.rewards.labels import parse_label
 from coderl.rewards.pipeline import Scorer, score
-from coderl.rewards.sandbox import Sandbox
 from tests.conftest import REPO_ROOT
 from tests.support import (
     INTEGRATION_TASKS,
@@ -118,8 +118,8 @@ def agent_loop_samples(env):
 
 def coderl_rewards(env, texts, labels) -> list[float]:
     cfg = load_config(env["config"])
-    with Sandbox(cfg.sandbox) as sandbox:
-        return [b.reward for b in score(Scorer(cfg.reward), sandbox, texts, None, labels)]
+    with LocalExecutor(cfg.sandbox) as executor:
+        return [b.reward for b in score(Scorer(cfg.reward), executor, texts, None, labels)]
 
 
 @pytest.mark.parametrize("name", ["compute_score", "compute_score_async"])

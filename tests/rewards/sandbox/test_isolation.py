@@ -113,7 +113,7 @@ def test_an_abort_ends_only_the_job_it_names_and_keeps_the_worker(tmp_path):
 
     cfg = SandboxConfig(test_timeout_s=5.0, probe_s=0)
     label = parse_label({"format": "assert", "tests": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]})
-    payload, spec, _, _ = Sandbox(cfg)._payload(Job("", label), label.to_json())
+    payload, spec, _, _ = Sandbox(cfg)._payload(Job("", label))
     right, hang = "def add(a, b):\n    return a + b\n", "def add(a, b):\n    while True:\n        pass\n"
     wake_r, wake_w = os.pipe()
     w = WorkerProcess("bwrap", cfg, str(tmp_path))
