@@ -64,12 +64,12 @@ def canon(value, depth=0):
 
 
 def runner(job, ns):
-    from .. import judge
+    from ..proxy import _is_proxy
     spec, s = job.spec, job.session
     entry = spec.entry_point
     klass = ns.get("Solution")
     fn = None
-    if judge._is_proxy(klass):
+    if _is_proxy(klass):
         try:
             fn = getattr(klass(), entry)
         except AttributeError:
