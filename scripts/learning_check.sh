@@ -145,12 +145,14 @@ OUT="$(cd "$OUT" && pwd)"
 t0=$SECONDS
 stage() { echo "=== [learning_check $((SECONDS - t0))s] $*"; }
 # timed FILE NAME CMD...: run CMD; append its wall time and the machine's load to FILE (JSON lines)
+# (keeping CMD's exit status: a caller's `|| rc=$?` must see the stage fail)
 timed() {
-  local file="$1" name="$2" s=$SECONDS
+  local file="$1" name="$2" s=$SECONDS rc=0
   shift 2
-  "$@"
+  "$@" || rc=$?
   printf '{"stage": "%s", "seconds": %d, "load1": %s}\n' "$name" "$((SECONDS - s))" \
     "$(cut -d' ' -f1 /proc/loadavg)" >>"$file"
+  return "$rc"
 }
 # cached DIR KEY: DIR was made by a finished stage run with these same knobs (and CACHE=1)
 cached() { [[ $CACHE == 1 && -f $1.key && $(cat "$1.key") == "$2" ]]; }
@@ -271,7 +273,7 @@ for S in $SEEDS; do
       mkdir -p "$R/grpo" && cp -r "$R/sft" "$R/grpo/model"
     else
       rc=0
-      (cd "$ROOT" && env "${grpo_env[@]}" timeout "$TIME_BUDGET" bash scripts/train_grpo_7b_zero2.sh) \
+      timed "$T" grpo env -C "$ROOT" "${grpo_env[@]}" timeout "$TIME_BUDGET" bash scripts/train_grpo_7b_zero2.sh \
         >"$R/grpo.log" 2>&1 || rc=$?
       grep -a "Episode \[" "$R/grpo.log" | tail -1 || true
       if [[ $rc != 0 || ! -f $R/grpo/model/config.json ]]; then
