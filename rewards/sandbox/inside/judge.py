@@ -50,7 +50,8 @@ _ASSERTION_REF = ["R", "builtins", "AssertionError"]
 _BASE_MODULES = frozenset()  # the modules loaded before any job (serve()); a program's module names bind to these
 _ITER_TYPES = frozenset(type(x) for x in (
     iter([]), iter(()), iter({}), iter(set()), iter(""), iter(b""), iter(range(0)), iter({}.values()),
-    iter({}.items()), map(abs, []), filter(None, []), zip(), enumerate([]), reversed([]), (x for x in ())))
+    iter({}.items()), map(abs, []), filter(None, []), zip(), enumerate([]), reversed([]), (x for x in ()),
+    reversed({}), reversed({}.values()), reversed({}.items()), reversed(()), reversed(range(0))))
 _VIEW_TYPES = frozenset(type(v) for v in ({}.keys(), {}.values(), {}.items()))
 
 
