@@ -53,13 +53,13 @@ class Codec:
 CODECS = []  # registration order
 _EXACT = {}  # type -> codec
 _CLAIMS = []  # codecs with a predicate, by order
-_DECODERS = {}  # tag -> decode
+_DECODERS = dict.fromkeys(HANDLE_TAGS, lambda x, dec, depth: dec.resolve(x))  # tag -> decode
 
 
 def register(codec):
     """Add codec to the registry (a tag or an exact type served twice is a bug: it raises)."""
     for tag in codec.tags:
-        if tag in _DECODERS or tag in HANDLE_TAGS:
+        if tag in _DECODERS:
             raise ValueError(f"tag {tag!r} registered twice")
         _DECODERS[tag] = codec.decode
     for t in codec.types:
@@ -75,7 +75,7 @@ def register(codec):
 
 def tags():
     """Every tag a value may carry (the registry's, plus the handle and reference tags)."""
-    return frozenset(_DECODERS) | HANDLE_TAGS
+    return frozenset(_DECODERS)
 
 
 # ------------------------------------------------------------------------------------------- encode
@@ -167,8 +167,6 @@ class Decoder:
             raise DecodeError("value nested too deeply")
         tag = x[0]
         try:
-            if tag in HANDLE_TAGS:
-                return self.resolve(x)
             fn = _DECODERS.get(tag)
             if fn is None:
                 raise DecodeError(f"unknown tag {tag!r}")

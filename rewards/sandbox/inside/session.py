@@ -26,7 +26,8 @@ _FILENAMES = ("<test", "<check", "<setup")  # code compiled from a label: the on
 _ASSERTION_REF = ["R", "builtins", "AssertionError"]
 _ITER_TYPES = frozenset(type(x) for x in (
     iter([]), iter(()), iter({}), iter(set()), iter(""), iter(b""), iter(range(0)), iter({}.values()),
-    iter({}.items()), map(abs, []), filter(None, []), zip(), enumerate([]), reversed([]), (x for x in ())))
+    iter({}.items()), map(abs, []), filter(None, []), zip(), enumerate([]), reversed([]), (x for x in ()),
+    reversed({}), reversed({}.values()), reversed({}.items()), reversed(()), reversed(range(0))))
 _VIEW_TYPES = frozenset(type(v) for v in ({}.keys(), {}.values(), {}.items()))
 
 

@@ -2,7 +2,8 @@
 executor (tests/rewards/sandbox/fidelity/reference.py) run in the same test:
 
 * iteration order: a test hands the program sets and frozensets with a table history (grown then shrunk,
-  colliding hashes, an add after a discard), in dicts and lists too; the program returns `tuple(s)`,
+  colliding hashes, an add after a discard), in dicts and lists too, and dicts with deletions, Counters,
+  OrderedDicts, defaultdicts and dict views; the program returns `tuple(s)`,
   `list(s)`, `next(iter(s))`, `str(s)` or keeps the set and answers later; the asserts compare with the
   set's own order and with the literal plain Python printed. A wrong program (sorted order) fails them.
 * standard-library methods in the test's data: `datetime.now`, `time.time`, `random.random`, `'abc'.upper`,
@@ -47,6 +48,14 @@ SETS = dedent("""
     WORDS.add("cat")
     PAIRS = {(i, -i) for i in range(40)} - {(i, -i) for i in range(0, 40, 2)}
     FROZEN = frozenset(SHRUNK | {1, 9})
+    import collections
+    D = {k: k * k for k in (5, 3, 9, 1)}
+    del D[3]
+    D[3] = 0
+    COUNTS = collections.Counter("mississippi banana")
+    ORDERED = collections.OrderedDict.fromkeys("abcde")
+    ORDERED.move_to_end("b")
+    DEFAULT = collections.defaultdict(list, {"z": [1], "a": [2]})
     ALL = [SHRUNK, AFTER, COLLIDE, BIG, WORDS, PAIRS]
 """)
 
@@ -82,6 +91,10 @@ ORDER_TESTS = [
     "assert as_tuple(FROZEN) == tuple(FROZEN)",
     f"assert as_tuple(frozenset({{9, 1, 17, 25}})) == {PLAIN['tuple(frozenset({9, 1, 17, 25}))']}",
     "assert [as_tuple(s) for s in ALL] == [tuple(s) for s in ALL]",
+    "assert as_list(D) == [5, 9, 1, 3] and as_list(D.items()) == list(D.items())",
+    "assert as_list(COUNTS.most_common()) == COUNTS.most_common() and top(COUNTS) == COUNTS.most_common()",
+    "assert as_list(ORDERED) == list('acdeb') and as_list(DEFAULT) == ['z', 'a']",
+    "assert as_list(D.keys()) == list(D) and as_list(reversed(D)) == list(reversed(D))",
 ]
 
 # The false positive of a receiver that rebuilds the set from its items: a test whose literal is that rebuilt
@@ -114,6 +127,9 @@ ORDER_PROGRAM = """
 
     def kept_tuple():
         return tuple(kept)
+
+    def top(c):
+        return c.most_common()
 """
 
 # Wrong ones: an order plain Python does not give (the false positive of a receiver that rebuilt the set).

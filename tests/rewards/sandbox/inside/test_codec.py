@@ -6,12 +6,14 @@ from __future__ import annotations
 import enum
 import json
 import math
+import subprocess
 import sys
 import urllib.parse
 
 import pytest
 
 from coderl.rewards.sandbox.inside import codec, wire
+from tests.support import REPO_ROOT
 
 
 @pytest.fixture(autouse=True)
@@ -163,3 +165,12 @@ def test_a_tag_or_a_type_is_registered_once():
         codec.register(codec.Codec("again", ("l",), (), None, None))
     with pytest.raises(ValueError, match="twice"):
         codec.register(codec.Codec("again", (), (list,), None, None))
+
+
+def test_the_codec_bench_compares_two_checkouts():
+    """scripts/bench/wire.py (the codec's throughput against another tree's) runs; here against itself."""
+    p = subprocess.run([sys.executable, "-m", "scripts.bench.wire", "--baseline", str(REPO_ROOT), "--values", "40",
+                        "--rounds", "1"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    figures = json.loads(p.stdout)
+    assert figures["values"] == 40 and figures["speed_ratio_ours_vs_baseline"] > 0
