@@ -37,8 +37,9 @@ import unittest._log
 import unittest.mock
 
 from . import channel, framing, mirrors, protocol, stdlib_patches, wire
+from .guards import _from_tests
 from .proxy import CandidateGone, Unjudgeable, _is_proxy, _loaded
-from .session import Session, _from_tests, _same
+from .session import Session, _same
 
 _HOOKS = {"unittest": {"setUpModule", "tearDownModule", "load_tests"},
           "humaneval": {"check", "candidate"}, "assert": set(), "call": set()}
