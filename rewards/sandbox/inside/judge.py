@@ -36,8 +36,9 @@ import unittest._log
 import unittest.mock
 
 from . import channel, formats, framing, mirrors, protocol, stdlib_patches, wire
+from .guards import _from_tests
 from .proxy import CandidateGone, Unjudgeable, _loaded
-from .session import Session, _from_tests, _same
+from .session import Session, _same
 
 _BASE_MODULES = frozenset()  # the modules loaded before any job (serve()); a program's module names bind to these
 

@@ -10,6 +10,9 @@ imports it, so nothing beyond the interpreter's core modules.
 # them with the builtin of the same meaning (candidate._UNARY).
 UNARY = ("len", "bool", "iter", "next", "str", "repr", "hash", "int", "float", "index", "complex", "neg", "pos",
          "abs", "invert", "reversed", "dir", "type", "enter")
+# The other operations the judge asks of a program's object (["op", id, name, *args]; candidate._NAMED_OPS).
+NAMED_OPS = ("getitem", "setitem", "delitem", "format", "binop", "isinstance", "issubclass", "round", "send",
+             "throw", "close", "copy", "deepcopy", "exit", "await", "nextn")
 # Binary arithmetic between two objects of the program (["op", id, "binop", name, other]): operator's names.
 BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and", "or", "xor")
 
@@ -42,7 +45,7 @@ NOMINAL_ABCS = ("Mapping", "MutableMapping", "Sequence", "MutableSequence", "Set
 STREAM_OPS = ("iter", "next", "enter", "exit")
 COMPARE_OPS = ("eq", "ne", "lt", "le", "gt", "ge", "hash")
 OBJECT_OPS = ("len", "bool", "getitem", "contains", "repr", "str", "enter", "exit")
-# Generator methods a test may call on a program's generator (["op", id, name, *args]).
+# Generator methods a test may call on a program's generator (["op", id, name, *args]; part of NAMED_OPS).
 GENERATOR_OPS = ("send", "throw", "close")
 
 # The description of a program's object in its handle ["h", id, info]: the keys of info.

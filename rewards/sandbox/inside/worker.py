@@ -16,8 +16,6 @@ already ended is ignored.
 stdlib only: this module runs inside the sandbox.
 """
 
-import json
-import mmap
 import os
 import select
 import signal
@@ -25,7 +23,10 @@ import socket
 import sys
 import time
 
-from . import candidate, framing, jobns, landlock, zygote
+from . import candidate, framing, jobns, landlock
+from .clock import RunClock
+from .hygiene import Hygiene
+from .processes import Processes
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
@@ -38,97 +39,12 @@ _GRACE_S = 1.0  # how long the judge may take to notice its candidate was killed
 # and send them together: one frame per job instead of one per test. Each test still gets its full limit:
 # the worker's clock adds the hold-back (see _supervise), and after a kill the judge sends what it held.
 _HOLD_S = 0.05
-_LEDGER_BYTES = 1 << 20  # the judge's ledger page(s): byte 0 and one byte per test (framing.LEDGER_STATUSES)
 _RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
 
 
-def _proc_entries():
-    try:
-        return [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return []
+class Worker(Processes, Hygiene):
+    """The supervisor: its helper processes (processes.py), what a job leaves behind (hygiene.py), and the jobs."""
 
-
-def _stat(pid):
-    """(state, ppid) of a process, or None when it is gone."""
-    try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)  # raw: a buffered open() costs 4 more system calls
-        try:
-            data = os.read(fd, 4096)
-        finally:
-            os.close(fd)
-        rest = data[data.rindex(b")") + 2:].split()
-        return rest[0].decode(), int(rest[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _waited(pids):
-    """Seconds these processes spent runnable but waiting for a CPU (schedstat's run_delay); 0 where unreadable."""
-    total = 0
-    for pid in pids:
-        if pid is None:
-            continue
-        try:
-            fd = os.open(f"/proc/{pid}/schedstat", os.O_RDONLY)
-            try:
-                total += int(os.read(fd, 128).split()[1])
-            finally:
-                os.close(fd)
-        except (OSError, ValueError, IndexError):
-            pass
-    return total / 1e9
-
-
-class _Limit:
-    """A test's deadline in time its processes could run: waiting for a CPU that other load holds (a starved
-    machine) does not count, so a right program is not failed for the machine's load. Sleeping and computing do
-    count, as in plain Python; the wall clock grows to at most `cap` times the limit (SandboxConfig.starved_factor)."""
-    __slots__ = ("limit", "end", "pids", "cap", "start", "waited")
-
-    def __init__(self, limit, end, pids, cap):
-        self.limit, self.end, self.pids, self.cap = limit, end, pids, cap
-        self.restart()
-
-    def restart(self):
-        self.start, self.waited = time.monotonic(), _waited(self.pids)
-
-    def left(self):
-        """Seconds until the deadline, moved by the time waited for a CPU since the test began; <= 0 once due."""
-        now = time.monotonic()
-        due = min(self.start + self.limit, self.end)
-        if now >= due:
-            due = min(self.start + self.limit + _waited(self.pids) - self.waited,
-                      self.start + self.cap * self.limit, self.end)
-        return due - now
-
-
-def _fork_helper(fd, target, *args):
-    """Fork a helper process that talks to us on fd (moved to 3) and runs target(3, *args); returns its pid."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.dup2(fd, 3)
-            os.closerange(4, 1 << 16)
-            target(3, *args)
-        finally:
-            os._exit(0)
-    os.close(fd)
-    return pid
-
-
-class _Candidate:
-    __slots__ = ("pid", "out", "err", "chan", "status", "bufs", "dropped", "t0")
-
-    def __init__(self, pid, out, err, chan):
-        self.pid, self.out, self.err, self.chan = pid, out, err, chan
-        self.status = None  # wait status, once the zygote reports the exit
-        self.bufs = {out: bytearray(), err: bytearray()}
-        self.dropped = {out: 0, err: 0}
-        self.t0 = time.monotonic()
-
-
-class Worker:
     def __init__(self, cfg, libc):
         self.cfg = cfg
         self.libc = libc
@@ -151,241 +67,6 @@ class Worker:
         self.seq = None  # the running job's sequence number, which an abort names
         self.aborted = False
         self.exceeded = None  # the test whose time limit ended the job
-
-    # ---------------------------------------------------------------- helpers
-    def start_zygote(self):
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        prefix = os.path.realpath(sys.base_prefix)
-        read = ["/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32", prefix, "/etc/localtime", "/dev/null",
-                "/dev/zero", "/dev/urandom", "/dev/random"] + (["/proc"] if self.namespace else [])
-        write = [self.base] + (["/dev/shm"] if self.namespace else [])
-        execute = ["/usr", "/bin", prefix] if self.namespace else []
-        self.zygote = _fork_helper(theirs.detach(), zygote.serve, read, write, execute, self.cfg.get("landlock", True),
-                                   self.cfg.get("seccomp"))
-        self.zsock = ours
-        data, fds, _flags, _addr = socket.recv_fds(ours, 65536, 1)
-        hello = json.loads(data or b"{}")
-        self.landlock = hello.get("landlock", [])
-        self.seccomp = bool(hello.get("seccomp"))
-        if fds and hello.get("reaper"):
-            self.reaper, self.rsock = hello["reaper"], socket.socket(fileno=fds[0])
-        else:
-            for fd in fds:
-                os.close(fd)
-        self.confine = (read, write, execute)
-
-    def _zmsg(self, deadline):
-        """The zygote's next message (an exit report or a pid); None if it is gone or silent past deadline."""
-        if not select.select([self.zsock], [], [], max(deadline - time.monotonic(), 0))[0]:
-            return None
-        data = self.zsock.recv(65536)
-        if not data:
-            self.dirty = True  # a zygote cannot be replaced: a new one would be forked from a used worker
-            return None
-        pid, status = zygote.REPORT.unpack(data)
-        if status == zygote.SPAWNED:
-            return {"pid": pid}
-        self.zexits[pid] = status
-        return {"exit": pid, "status": status}
-
-    def start_judge(self):
-        from . import judge
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        confine = self.confine if self.cfg.get("landlock", True) else None
-        if self.ledger is not None:
-            self.ledger.close()
-        self.ledger = mmap.mmap(-1, _LEDGER_BYTES)  # MAP_SHARED: the judge's marks are ours to read
-        self.judge = _fork_helper(theirs.detach(), judge.main, self.base, self.cfg.get("judge_memory_mb", 2048),
-                                  confine, self.ledger, self.cfg.get("seccomp"))
-        self.jsock, self.jreader, self.judge_specs = ours, framing.Reader(1 << 26), set()
-
-    def stop_judge(self):
-        if self.judge is not None:
-            try:
-                os.kill(self.judge, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
-                os.waitpid(self.judge, 0)
-            except ChildProcessError:
-                pass
-            self.jsock.close()
-        self.judge = self.jsock = self.jreader = None
-
-    def spawn(self, job, jobdir, stdin_fd=None):
-        """A candidate process from the zygote: (candidate, our end of its channel)."""
-        lim = job["limits"]
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        r_out, w_out = os.pipe()
-        r_err, w_err = os.pipe()
-        stdin = stdin_fd if stdin_fd is not None else os.open("/dev/null", os.O_RDONLY)
-        req = {"jobdir": jobdir, "limits": lim, "nproc": self._tasks() + lim["max_processes"],
-               "hook": not self.namespace, "limit": 1 << 26}
-        try:
-            socket.send_fds(self.zsock, [json.dumps(req).encode()], [stdin, w_out, w_err, theirs.fileno()])
-        finally:
-            for fd in (w_out, w_err, stdin):
-                os.close(fd)
-            theirs.close()
-        deadline = time.monotonic() + 10
-        pid = None
-        while pid is None:
-            msg = self._zmsg(deadline)
-            if msg is None:
-                for fd in (r_out, r_err):
-                    os.close(fd)
-                ours.close()
-                raise RuntimeError("the zygote did not answer")
-            pid = msg.get("pid")
-        return _Candidate(pid, r_out, r_err, ours)
-
-    def kill_candidate(self, cand):
-        """Kill the candidate's process group and learn its wait status."""
-        try:
-            os.killpg(cand.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        deadline = time.monotonic() + 5
-        while cand.pid not in self.zexits and time.monotonic() < deadline:
-            if self._zmsg(deadline) is None and self.dirty:
-                break
-        cand.status = self.zexits.pop(cand.pid, cand.status)
-        self._drain(cand)
-        for fd in (cand.out, cand.err):
-            os.close(fd)
-        if cand.chan is not None:
-            cand.chan.close()
-
-    def _capture(self, cand, fd, chunk):
-        cap = self.cfg_job["max_output"]
-        room = cap - len(cand.bufs[fd])
-        cand.bufs[fd] += chunk[:max(room, 0)]
-        cand.dropped[fd] += max(len(chunk) - max(room, 0), 0)
-
-    def _drain(self, cand):
-        """Whatever the candidate wrote before it died (bounded: a surviving child could write forever)."""
-        for fd in (cand.out, cand.err):
-            for _ in range(self.cfg_job["max_output"] // 65536 + 64):
-                if not select.select([fd], [], [], 0)[0]:
-                    break
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    break
-                self._capture(cand, fd, chunk)
-
-    # ---------------------------------------------------------------- process hygiene
-    def _scan(self):
-        """(processes the job left, zombies of ours to reap) from one pass over /proc."""
-        spare = {self.pid, 1, self.zygote, self.judge, self.reaper}
-        stats = {p: s for p in _proc_entries() if p not in spare and (s := _stat(p)) is not None}
-        if self.namespace:
-            return ([p for p, s in stats.items() if s[0] != "Z"],
-                    [p for p, s in stats.items() if s[0] == "Z" and s[1] == self.pid])
-        # Without a pid namespace /proc shows the host: only our descendants are fair game.
-        children = {}
-        for p, s in stats.items():
-            children.setdefault(s[1], []).append(p)
-        out, todo = [], [self.pid, self.zygote]  # the reaper's orphans died with its namespace
-        while todo:
-            for c in children.get(todo.pop(), ()):
-                if c not in spare:
-                    out.append(c)
-                    todo.append(c)
-        return [p for p in out if stats[p][0] != "Z"], []
-
-    @staticmethod
-    def _reap(zombies):
-        for p in zombies:
-            try:
-                os.waitpid(p, os.WNOHANG)
-            except ChildProcessError:
-                pass
-
-    def end_job_processes(self):
-        """Every process of the job ends, as one operation of the kernel's: the reaper kills its pid namespace's
-        members and answers once none is left (jobns). True when it did; False when it is gone or stuck."""
-        if self.rsock is None:
-            return False
-        for helper in (self.zygote, self.judge):  # a stopped zygote could not reap the candidate it forked
-            if helper is not None:
-                try:
-                    os.kill(helper, signal.SIGCONT)
-                except OSError:
-                    pass
-        try:
-            self.rsock.send(jobns.KILL)
-            ready = select.select([self.rsock], [], [], jobns.WAIT_S + 1)[0]
-            return bool(ready) and self.rsock.recv(16) == jobns.DONE
-        except OSError:
-            return False
-
-    def sweep(self):
-        """Kill every process the job left (daemons, double forks, escaped sessions); True if clean. The jobs'
-        pid namespace ends them all (end_job_processes); the listing of /proc after it is a safety net for the
-        helpers' own children (and the only means where the kernel refused the namespace)."""
-        if self.rsock is not None and not self.end_job_processes():
-            self.rsock.close()  # the reaper is gone or stuck: so must this worker be
-            self.rsock = None
-            self.dirty = True
-            return False
-        for attempt in range(400):
-            victims, zombies = self._scan()
-            self._reap(zombies)
-            if not victims:
-                return True
-            for p in victims:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except OSError:
-                    pass
-            time.sleep(0.0005 if attempt < 20 else 0.005)
-        victims, zombies = self._scan()
-        self._reap(zombies)
-        return not victims
-
-    def _tasks(self):
-        """Tasks (threads) owned by our uid now: RLIMIT_NPROC counts them against the job."""
-        if self.namespace:
-            return len(_proc_entries()) + 4
-        uid, n = os.getuid(), 0
-        for p in _proc_entries():
-            try:
-                with open(f"/proc/{p}/status", "rb") as f:
-                    fields = dict(line.split(b":", 1) for line in f.read().splitlines() if b":" in line)
-                if int(fields[b"Uid"].split()[0]) == uid:
-                    n += int(fields[b"Threads"])
-            except (OSError, KeyError, ValueError):
-                pass
-        return n + 4
-
-    def _clean_files(self):
-        """Empty the scratch directories; False when something could not be removed."""
-        clean = True
-        for d in self.cfg["scratch"]:
-            try:
-                entries = os.listdir(d)
-            except OSError:
-                continue
-            for name in entries:
-                p = os.path.join(d, name)
-                try:
-                    os.rmdir(p)  # the common case: the job's own directory, left empty
-                    continue
-                except OSError:
-                    pass
-                try:
-                    import shutil  # here: shutil loads the compression modules, which the zygote need not hold
-                    if os.path.isdir(p) and not os.path.islink(p):
-                        for root, dirs, _files in os.walk(p):  # programs may chmod 000 their dirs
-                            for x in [root, *(os.path.join(root, k) for k in dirs)]:
-                                if not os.path.islink(x):  # chmod follows links: one may name a host dir
-                                    os.chmod(x, 0o700)
-                        shutil.rmtree(p)
-                    else:
-                        os.unlink(p)
-                except (OSError, RecursionError):
-                    clean = False
-        return clean
 
     # ---------------------------------------------------------------- one job
     def run_job(self, job):
@@ -510,7 +191,7 @@ class Worker:
     def _supervise(self, job, cand, remaining, results, deadline_job):
         # A test starts less than `hold` after the judge last sent records, so a limit of test_timeout_s + hold
         # from the last frame received gives every test at least test_timeout_s.
-        clock = _Limit(job["test_timeout_s"] + self._hold(job), deadline_job, (cand.pid, self.judge),
+        clock = RunClock(job["test_timeout_s"] + self._hold(job), deadline_job, (cand.pid, self.judge),
                        self._starved_cap(job))
         started = False  # the program loaded: from now on the test that hangs is the first one unreported
         fds = [self.jsock, cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
@@ -697,7 +378,7 @@ class Worker:
 
     def _watch_stdio(self, job, cand, deadline_job):
         t0 = time.monotonic()
-        clock = _Limit(job["test_timeout_s"], deadline_job, (cand.pid,), self._starved_cap(job))
+        clock = RunClock(job["test_timeout_s"], deadline_job, (cand.pid,), self._starved_cap(job))
         fds = [cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
         while cand.pid not in self.zexits:
             left = clock.left()

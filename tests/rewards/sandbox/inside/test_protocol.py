@@ -6,7 +6,7 @@ import collections
 import operator
 import types
 
-from coderl.rewards.sandbox.inside import candidate, protocol, proxy, session
+from coderl.rewards.sandbox.inside import candidate, ops, protocol, proxy, session
 
 
 def test_capabilities_are_one_list_both_sides_use():
@@ -15,10 +15,23 @@ def test_capabilities_are_one_list_both_sides_use():
     for n in protocol.BINARY:
         assert f"__{n}__" in protocol.CAPS and f"__r{n}__" in protocol.CAPS
         assert callable(getattr(operator, protocol.binop_name(n)))
-    assert set(candidate._BINOPS) == set(protocol.BINOPS)
-    assert set(candidate._UNARY) == set(protocol.UNARY) and all(map(callable, candidate._UNARY.values()))
+    assert set(ops.BINOPS) == set(protocol.BINOPS)
+    assert set(ops.UNARY) == set(protocol.UNARY) and all(map(callable, ops.UNARY.values()))
     assert tuple(proxy._NOMINAL_ABCS) and set(proxy._NOMINAL_ABCS) == set(protocol.NOMINAL_ABCS)
     assert all(isinstance(getattr(collections.abc, n), type) for n in protocol.NOMINAL_ABCS)
+
+
+def test_the_candidate_runs_every_operation_the_judges_proxies_ask():
+    assert set(ops.NAMED) == set(protocol.NAMED_OPS) and not set(protocol.NAMED_OPS) & set(protocol.UNARY)
+    assert set(protocol.GENERATOR_OPS) <= set(protocol.NAMED_OPS)
+    # every operation name the judge's side sends (`.op(self, "name"` in its source) is one the candidate knows
+    import inspect
+    import re
+    asked = set()
+    for module in (proxy, session):
+        asked |= set(re.findall(r'\.op\(self, "([a-z_]+)"', inspect.getsource(module)))
+    assert asked and asked <= set(protocol.NAMED_OPS) | set(protocol.UNARY), asked - set(protocol.NAMED_OPS)
+    assert set(protocol.UNARY_CAPS) <= set(protocol.UNARY)
 
 
 def test_the_judge_serves_every_operation_the_candidate_may_ask():

@@ -1,46 +1,44 @@
-"""inside/session.py: what of the test's objects the program may have, and what it may change."""
+"""inside/session.py: how values and exceptions of the program become the judge's, without bubblewrap."""
 
 from __future__ import annotations
 
-import io
-import sys
-from unittest import mock
+import collections
+import socket
 
-from coderl.rewards.sandbox.inside import protocol, session
+import pytest
 
-
-def _from_test_code(src):
-    ns = {}
-    exec(compile(src, "<test module 0>", "exec"), ns)
-    return ns
+from coderl.rewards.sandbox.inside import session, wire
 
 
-def test_the_program_gets_only_objects_of_the_tests_own_making():
-    ns = _from_test_code("def key(x):\n    return -x\nclass Node:\n    pass\nnode = Node()\n")
-    assert session._exportable(ns["key"]) == protocol.EXPORT_CALL
-    assert session._exportable(lambda x: x) is None  # code not compiled from a label: the judge's own
-    assert session._exportable(io.StringIO("a")) == protocol.EXPORT_STREAM
-    assert session._exportable(sys.__stdout__) is None
-    assert session._exportable(iter([1])) == protocol.EXPORT_ITERATOR
-    assert session._exportable(mock.Mock()) == protocol.EXPORT_OBJECT
-    assert session._exportable(sys) is None and session._exportable(ValueError("x")) is None
+@pytest.fixture
+def judge():
+    a, b = socket.socketpair()
+    with a, b:
+        yield session.Session(a.fileno(), 1 << 20, 400)
 
 
-def test_the_program_sets_data_never_the_tests_checks_or_a_mocks_records():
-    m = mock.Mock()
-    assert not session._may_set(m, "assert_called_once_with", ["s", "x"])
-    assert not session._may_set(m, "call_count", 3)
-    assert not session._may_set(m, "method_calls", [])
-    assert session._may_set(m, "colour", "red")
-    assert not session._may_set(m, "colour", ["sn", {"called": True}])  # a lookalike of a child's records
-    ns = _from_test_code("class Box:\n    def check(self):\n        return True\n")
-    assert not session._may_set(ns["Box"](), "check", None) and session._may_set(ns["Box"](), "size", 3)
+def test_references_from_the_program_name_data_never_behaviour(judge):
+    assert judge.resolve(["R", "collections", ""]) is collections and judge.resolve(["R", "builtins", "int"]) is int
+    assert judge.resolve(["R", "builtins", "ValueError"]) is ValueError
+    for ref in (["R", "os", "system"], ["R", "builtins", "exec"], ["R", "collections", "OrderedDict"],
+                ["R", "coderl_nowhere", "x"]):
+        with pytest.raises(wire.DecodeError):
+            judge.resolve(ref)
 
 
-def test_a_container_holding_the_tests_mocks_never_takes_lookalike_data():
-    handlers = [mock.Mock()]
-    session._write_back(handlers, [__import__("types").SimpleNamespace(called=True)])
-    assert isinstance(handlers[0], mock.Mock)
-    xs = [1]
-    session._write_back(xs, [1, 2])
-    assert xs == [1, 2]
+def test_a_stopiteration_of_a_call_never_ends_the_tests_loop(judge):
+    desc = {"cls": ["R", "builtins", "StopIteration"], "args": None, "str": "done"}
+    assert type(judge.exception(desc)) is RuntimeError
+    assert type(judge.exception(desc, stop=True)) is StopIteration  # next() may end an iteration
+
+
+def test_the_programs_exception_class_is_rebuilt_from_its_name_and_bases(judge):
+    handle = ["h", 7, {"k": "exc", "n": "InsufficientFunds", "b": [["R", "builtins", "ValueError"]]}]
+    cls = judge.dec(handle)
+    assert issubclass(cls, ValueError) and cls.__name__ == "InsufficientFunds" and judge.dec(handle) is cls
+
+
+def test_an_unreadable_value_ends_the_job_as_an_error_never_a_pass(judge):
+    with pytest.raises(session.CandidateGone):
+        judge.dec(["?", 1])
+    assert judge.taint[0] == "error"
