@@ -2,13 +2,22 @@
 
     from coderl.rewards.sandbox import Sandbox, Job, JobResult, TestOutcome, STATUSES, count_tests, isolation_info
 
-pool.py (the Sandbox), results.py (what a job gives back), plan.py (what a label's test cases are, judged
-outside), isolation.py (bubblewrap / rlimits workers), inside/ (the code that runs inside the sandbox).
+pool.py (the Sandbox), results.py (what a job gives back), plan.py (the spec a label's jobs carry),
+isolation.py (bubblewrap / rlimits workers), inside/ (the code that runs inside the sandbox, the label
+formats among it). The names load on first use: the label schema (rewards/labels.py) reads the format
+registry under inside/ without starting the pool's imports.
 """
 
-from coderl.rewards.sandbox.isolation import isolation_info
-from coderl.rewards.sandbox.plan import count_tests
-from coderl.rewards.sandbox.pool import Sandbox
-from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxError, TestOutcome
+import importlib
 
-__all__ = ["STATUSES", "Job", "JobResult", "Sandbox", "SandboxError", "TestOutcome", "count_tests", "isolation_info"]
+_WHERE = {"isolation_info": "isolation", "count_tests": "plan", "Sandbox": "pool", "STATUSES": "results",
+          "Job": "results", "JobResult": "results", "SandboxError": "results", "TestOutcome": "results"}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value

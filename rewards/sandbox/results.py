@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # labels.py imports the format registry, which is under this package
-    from coderl.rewards.labels import Label
+from coderl.rewards.labels import Label
 
 # Per-test statuses. "syntax" = the program (or a test) does not compile; "memory" = hit the address-space
 # limit; "killed" = the program's process died by a signal, exited early, or ended while a test ran;

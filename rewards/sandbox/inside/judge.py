@@ -93,6 +93,7 @@ class Spec:
         self.setup_code = d.get("setup_code") or ""
         self.check_param = d.get("check_param") or "candidate"
         self.prelude = d.get("prelude") or ""
+        self.fields = d  # the whole spec: where a format's runner finds the fields its plan() added
         self._code = {}
 
     def code(self, src, filename):

@@ -13,7 +13,8 @@ A format module defines
   plan(label)                   the spec's format-specific fields: "plan" (one entry per test case, in the
                                 label's order), optionally "order" (run order), "tests", and what the runner reads
   runner(job, ns)               inside the judge: returns the callable that runs job.order's cases against the
-                                program's names ns (reporting each through job.one / job.each / job.report);
+                                program's names ns (reporting each through job.one / job.each / job.report;
+                                job.spec.fields is the spec plan() made, job.spec.code() compiles a test once);
                                 None where the worker runs the cases itself (stdio)
 and may define
   HOOKS                         names the tests' own code defines, which the program's must not replace
