@@ -78,6 +78,19 @@ def _methods(node: ast.ClassDef, classes: dict, depth: int) -> dict:
     return found
 
 
+def unittest_cases(module: str) -> list[tuple[str | None, str | None]]:
+    """(class, method) of each test case a unittest module declares, in outcome order; (None, None) for a
+    module that does not parse (its one `syntax` case)."""
+    return [(c, m) for _, c, m in _unittest_plan([module])]
+
+
+def method_source(classes: dict, cls: str, name: str):
+    """The def a test class of the module (`classes`: name -> ClassDef) runs as `name`: its own or the nearest
+    module base's, as in _test_methods; None when it has none."""
+    node = classes.get(cls)
+    return None if node is None else _methods(node, classes, 0).get(name)
+
+
 def _names_nothing(nodes) -> bool:
     return not any(isinstance(n, ast.Name) for node in nodes for n in ast.walk(node))
 
