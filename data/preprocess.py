@@ -141,7 +141,7 @@ class Run:
                 if missing:
                     self._file_error(f, io.DataError(f"--format {mod.NAME} needs columns {missing}; columns found: "
                                                  f"{', '.join(cols)}", file=str(f)))
-                continue
+                    continue
             else:
                 try:
                     mod = formats.detect(cols)

@@ -9,7 +9,16 @@ import pytest
 from coderl.data.verify import drop_check_asserts, drop_test_methods
 from coderl.rewards.labels import parse_label
 from coderl.rewards.sandbox.plan import unittest_cases
-from tests.support import ADD_REF, ADD_UT, coderm_rows, humaneval_rows, read_jsonl, read_out, run_cli, write_parquet
+from tests.support import (
+    ADD_REF,
+    ADD_UT,
+    coderm_rows,
+    humaneval_rows,
+    read_jsonl,
+    read_out,
+    run_cli,
+    write_parquet,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
