@@ -48,7 +48,7 @@ def test_no_import_outside_the_coderl_namespace():
 
 def test_tests_mirror_the_source_tree():
     """tests/<folder>/ holds the tests of <folder>/ (a subpackage, scripts/ or patches/); fixture folders
-    are packages of their own test folder (tests/rewards/sandbox/fidelity/)."""
+    are packages of their own test folder (scripts/bench/fidelity/)."""
     fixtures = {Path("rewards/sandbox/fidelity")}
     stray = []
     for init in (REPO_ROOT / "tests").rglob("__init__.py"):

@@ -16,7 +16,7 @@ fidelity/corpus.py). Rows go through the preprocessor's converters (data/formats
 
 from __future__ import annotations
 
-from tests.rewards.sandbox.fidelity.written import WrittenFamily
+from scripts.bench.fidelity.written import WrittenFamily
 
 FAMILY = WrittenFamily("heldout")
 TASKS, ut, asserts, check, stdio, call = (FAMILY.tasks, FAMILY.ut, FAMILY.asserts, FAMILY.check, FAMILY.stdio,

@@ -10,7 +10,7 @@ ints, regex results (strings, tuples, match objects), setup code that builds inp
 Programs per task: the reference (`canonical`), hand-written correct alternatives (`alt:*`, what models
 write instead: a generator, a Counter, frozenset, a lambda, 1/0 for booleans, ...), hand-written wrong
 ones (`bug:*`, plausible mistakes: unstable tie order, tuples for lists, no rounding, ...; verdict left to
-the reference) and the seeded AST mutants of tests/rewards/sandbox/fidelity/corpus.py.
+the reference) and the seeded AST mutants of scripts/bench/fidelity/corpus.py.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import random
 
 from coderl.data.formats import RowContext, mbpp
 from coderl.rewards.labels import Label
-from tests.rewards.sandbox.fidelity.corpus import PLAIN, Program, ast_mutants, numbered, wrap
-from tests.rewards.sandbox.fidelity.corpus import dedent as _d
+from scripts.bench.fidelity.corpus import PLAIN, Program, ast_mutants, numbered, wrap
+from scripts.bench.fidelity.corpus import dedent as _d
 
 # id, question, reference code, asserts, setup/imports, correct alternatives, wrong variants
 TASKS: list[dict] = [

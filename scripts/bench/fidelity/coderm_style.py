@@ -29,8 +29,8 @@ import random
 
 from coderl.data.formats import RowContext, coderm
 from coderl.rewards.labels import Label
-from tests.rewards.sandbox.fidelity.corpus import Program, ast_mutants, numbered
-from tests.rewards.sandbox.fidelity.corpus import dedent as _d
+from scripts.bench.fidelity.corpus import Program, ast_mutants, numbered
+from scripts.bench.fidelity.corpus import dedent as _d
 
 # kind (function / class / script), question, reference program, unittest module(s), correct alternatives,
 # wrong variants. Alternatives are whole programs.

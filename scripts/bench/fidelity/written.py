@@ -17,7 +17,7 @@ import random
 
 from coderl.data.formats import RowContext, apps_taco, coderm, humaneval, mbpp
 from coderl.rewards.labels import Label
-from tests.rewards.sandbox.fidelity.corpus import Program, ast_mutants, dedent, numbered
+from scripts.bench.fidelity.corpus import Program, ast_mutants, dedent, numbered
 
 _CONVERTERS = {"unittest": coderm, "assert": mbpp, "humaneval": humaneval, "stdio": apps_taco, "call": apps_taco}
 

@@ -22,7 +22,7 @@ preprocessor's converters (data/formats/), as in the other families.
 
 from __future__ import annotations
 
-from tests.rewards.sandbox.fidelity.written import WrittenFamily
+from scripts.bench.fidelity.written import WrittenFamily
 
 FAMILY = WrittenFamily("heldout2")
 TASKS, ut, asserts, check, stdio, call = (FAMILY.tasks, FAMILY.ut, FAMILY.asserts, FAMILY.check, FAMILY.stdio,

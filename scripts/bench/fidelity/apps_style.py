@@ -3,7 +3,7 @@
 Rows have APPS/TACO's columns (question, solutions, input_output JSON, starter_code) and become labels
 through the preprocessor's converter (data/formats/apps_taco.py): `stdio` without `fn_name`, `call` with
 it (expected values wrapped in one-element lists, as APPS stores them). The reference executor gets the
-raw `input_output` and judges it the way APPS/TACO's testing_util does (tests/rewards/sandbox/fidelity/reference.py):
+raw `input_output` and judges it the way APPS/TACO's testing_util does (scripts/bench/fidelity/reference.py):
 stdio programs run as a plain `python prog.py` subprocess; call programs are imported after TACO's
 import prelude and `Solution().<fn_name>(*inputs)` (or the module-level function) is compared with `==`.
 
@@ -25,8 +25,8 @@ from itertools import accumulate
 
 from coderl.data.formats import RowContext, apps_taco
 from coderl.rewards.labels import Label
-from tests.rewards.sandbox.fidelity.corpus import Program, ast_mutants, numbered
-from tests.rewards.sandbox.fidelity.corpus import dedent as _d
+from scripts.bench.fidelity.corpus import Program, ast_mutants, numbered
+from scripts.bench.fidelity.corpus import dedent as _d
 
 TASKS: list[dict] = []
 
