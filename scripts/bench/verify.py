@@ -24,7 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from coderl.rewards.sandbox.plan import unittest_cases
+from coderl.rewards.sandbox.inside.formats.unittests import unittest_cases
 from scripts.bench.fidelity.families import FAMILIES
 
 REPO = Path(__file__).resolve().parents[2]
