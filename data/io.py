@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from coderl.rewards.atomic_outputs import AtomicOutputs  # noqa: F401  (the preprocessor writes through io)
-from coderl.rewards.errors import DataError  # noqa: F401  (callers catch io.DataError)
+from coderl.rewards.errors import DataError  # callers catch io.DataError
 
 
 def list_input_files(path: str | os.PathLike, pattern: str = "*.parquet") -> list[Path]:
@@ -40,7 +40,8 @@ def open_parquet(path: Path) -> pq.ParquetFile:
 
 def iter_rows(pf: pq.ParquetFile, path: Path, columns: list[str], batch_size: int = 64
               ) -> Iterator[tuple[int, dict]]:
-    """Yield (row_index, row_dict) with only `columns`, one record batch in memory at a time."""
+    """Yield (row_index, row_dict) with only `columns`, one record batch in memory at a time; a row with a cell
+    that cannot be read (invalid UTF-8) comes as (row_index, DataError) and the rows after it still come."""
     row = 0
     batches = pf.iter_batches(batch_size=batch_size, columns=columns)
     while True:
@@ -50,6 +51,32 @@ def iter_rows(pf: pq.ParquetFile, path: Path, columns: list[str], batch_size: in
             return
         except (pa.ArrowException, OSError) as e:
             raise DataError(f"corrupt data near this row: {e}", file=str(path), row=row) from None
-        for r in batch.to_pylist():
+        try:
+            rows = batch.to_pylist()
+        except UnicodeDecodeError:
+            rows = _rows_naming_bad_text(batch, path, row)
+        for r in rows:
             yield row, r
             row += 1
+
+
+def _rows_naming_bad_text(batch: pa.RecordBatch, path: Path, first_row: int) -> list:
+    """The batch's rows, cell by cell, where a string cell is not valid UTF-8 (parquet does not check it): such
+    a row becomes a DataError naming file, row and column, for the caller to stop on or skip."""
+    names = batch.schema.names
+    rows: list = [{} for _ in range(batch.num_rows)]
+    for name, col in zip(names, batch.columns, strict=True):
+        try:
+            values = col.to_pylist()
+        except UnicodeDecodeError:
+            values = []
+            for i in range(len(col)):
+                try:
+                    values.append(col[i].as_py())
+                except UnicodeDecodeError as e:
+                    bad = e.object[max(0, e.start - 20):e.end + 20]
+                    values.append(DataError(f"is not valid UTF-8 text ({e.reason} at byte {e.start}: "
+                                            f"{bad!r})", file=str(path), row=first_row + i, field=name))
+        for r, v in zip(rows, values, strict=True):
+            r[name] = v
+    return [next((v for v in r.values() if isinstance(v, DataError)), r) for r in rows]

@@ -34,6 +34,9 @@ except ModuleNotFoundError as _e:
     sys.exit(missing_dependency(_e))
 
 
+VERIFY_REPORT = "verify.jsonl"  # --verify: per verified row, the cases kept of how many and those dropped
+
+
 class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     """The docstring as written, and every option's default."""
 
@@ -61,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep_reference", action="store_true", help="Store the reference solution in the label.")
     p.add_argument("--verify", action="store_true", help="Run reference solutions; drop tests they fail.")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="Sandbox workers for --verify.")
-    p.add_argument("--test_timeout_s", type=float, default=None, help="Per-test limit for --verify.")
+    p.add_argument("--test_timeout_s", type=float, default=None,
+                   help="Per-test limit for --verify; default: the grading cap (sandbox time_cap_s), so a slow "
+                        "but legit test is kept, and its ref_time_s sets the limit it is graded under.")
     p.add_argument("--job_timeout_s", type=float, default=120.0,
                    help="Per-problem limit for --verify (all of a reference's tests; CodeRM rows can have hundreds).")
     p.add_argument("--verify_batch", type=int, default=256, help="Problems per sandbox call in --verify.")
@@ -87,6 +92,20 @@ def split_of(norm_question: str, seed: int, test_ratio: float) -> str:
     return "test" if int.from_bytes(h[:8], "big") / 2**64 < test_ratio else "train"
 
 
+def graded_key(p: Problem) -> str:
+    """What a row's reward depends on besides the program: its label's format, entry point, setup and tests."""
+    return json.dumps([p.format, p.entry_point, p.setup_code, p.tests], ensure_ascii=False, sort_keys=True,
+                      default=repr)
+
+
+def _digest(*parts: str | bytes) -> bytes:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.digest()[:16]
+
+
 class Run:
     """One preprocessing run: read, convert, dedup, (verify), write."""
 
@@ -95,7 +114,8 @@ class Run:
         self.stats = RunStats()
         self.system = prompting.load_system_prompt(args.system_prompt, args.system_prompt_file,
                                                    args.answer_format)
-        self.seen: set[bytes] = set()
+        self.seen: set[bytes] = set()  # (prompt, graded label) digests: exact duplicates
+        self.questions: dict[bytes, tuple[str, bytes]] = {}  # question digest -> (first source_id, its prompt)
         self.pending: list[tuple[Problem, object]] = []
         self.verifier = None
         self.progress = not args.no_progress and sys.stderr.isatty()
@@ -119,13 +139,15 @@ class Run:
                 mod = formats.get(self.args.format)
                 missing = [c for c in mod.REQUIRED if c not in cols]
                 if missing:
-                    raise io.DataError(f"--format {mod.NAME} needs columns {missing}; columns found: "
-                                       f"{', '.join(cols)}", file=str(f))
+                    self._file_error(f, io.DataError(f"--format {mod.NAME} needs columns {missing}; columns found: "
+                                                 f"{', '.join(cols)}", file=str(f)))
+                    continue
             else:
                 try:
                     mod = formats.detect(cols)
                 except ValueError as e:
-                    raise io.DataError(str(e), file=str(f)) from None
+                    self._file_error(f, io.DataError(str(e), file=str(f)))
+                    continue
             out.append((f, pf, mod, [c for c in (*mod.REQUIRED, *mod.OPTIONAL) if c in cols]))
         return out
 
@@ -144,7 +166,9 @@ class Run:
                          disable=not (self.progress and a.verify))
         names = writers.file_names(a.output_format)
         binary = names if a.output_format == "verl" else ()
-        with io.AtomicOutputs(a.output_dir, names, binary) as out, self._sandbox() as sb:
+        reports = [VERIFY_REPORT] if a.verify else []
+        with io.AtomicOutputs(a.output_dir, names + reports, binary) as out, self._sandbox() as sb:
+            self.out = out
             if sb is not None:
                 from coderl.data.verify import Verifier
                 from coderl.rewards.sandbox import count_tests
@@ -171,7 +195,7 @@ class Run:
             if self.tokenizer is not None:
                 d["prompt_tokens"] = self.stats.prompt_tokens_dict(a.tokenizer, a.max_prompt_tokens,
                                                                    a.over_budget)
-            d["output"] = {"format": a.output_format, "files": names}
+            d["output"] = {"format": a.output_format, "files": names, "reports": reports}
             if self.verifier is not None:
                 d["verify"] = {"enabled": True, **dict(self.verifier.stats),
                                "failed_statuses": dict(self.verifier.failed_statuses)}
@@ -184,39 +208,57 @@ class Run:
             return contextlib.nullcontext()
         from coderl.rewards.config import SandboxConfig
         from coderl.rewards.sandbox import Sandbox
-        kw = {"workers": self.args.workers, "job_timeout_s": self.args.job_timeout_s, "probe_s": 0}  # measured runs
-        if self.args.test_timeout_s:
-            kw["test_timeout_s"] = self.args.test_timeout_s
+        # Measured runs (no probe), under the most any test gets in grading: a test slower than the default
+        # 4 s is no reason to drop it, only one slower than grading could ever allow.
+        kw = {"workers": self.args.workers, "job_timeout_s": self.args.job_timeout_s, "probe_s": 0}
+        kw["test_timeout_s"] = self.args.test_timeout_s or SandboxConfig().time_cap_s
         return Sandbox(SandboxConfig(**kw))
 
     def _full(self) -> bool:
         m = self.args.max_samples
         return m is not None and self.stats.rows_written + len(self.pending) >= m
 
-    def _row(self, f, row_idx: int, row: dict, mod) -> None:
+    def _row(self, f, row_idx: int, row: dict | io.DataError, mod) -> None:
         try:
+            if isinstance(row, io.DataError):  # a cell io could not read (invalid UTF-8)
+                raise row
             p = mod.convert(row, RowContext(str(f), row_idx))
         except Skip as s:
             self.stats.dropped[s.reason] += 1
             return
-        except CellError as e:
-            err = io.DataError(str(e), file=str(f), row=row_idx, field=e.field)
+        except (CellError, io.DataError) as e:
+            err = e if isinstance(e, io.DataError) else io.DataError(str(e), file=str(f), row=row_idx, field=e.field)
             if self.args.on_error == "stop":
                 raise err from None
             self.stats.dropped["bad_cell"] += 1
             self.stats.note_error(str(err))
             return
         norm = prompting.normalize_question(p.question)
-        key = hashlib.sha256(norm.encode()).digest()[:16]
-        if key in self.seen:
-            self.stats.duplicates += 1
-            self.stats.dropped["duplicate"] += 1
-            return
-        self.seen.add(key)
         p.source = self.args.source or p.source or mod.SOURCE
+        if self._duplicate(p, norm):
+            return
         self.pending.append((p, (mod, norm, f, row_idx)))
         if self.verifier is None or len(self.pending) >= self.args.verify_batch or self._full():
             self._flush()
+
+    def _duplicate(self, p: Problem, norm: str) -> bool:
+        """True (counted) when an earlier row asked the same prompt and grades the same way; a row that only
+        shares the question text with an earlier one is another task (e.g. another function name and tests):
+        kept, and reported in stats.json `same_question`."""
+        asked = _digest(prompting.normalize_question(p.user))
+        key = _digest(asked, graded_key(p))
+        if key in self.seen:
+            self.stats.duplicates += 1
+            self.stats.dropped["duplicate"] += 1
+            return True
+        self.seen.add(key)
+        q = _digest(norm)
+        first = self.questions.get(q)
+        if first is None:
+            self.questions[q] = (p.source_id, asked)
+        else:
+            self.stats.note_same_question(p.source_id, first[0], same_prompt=first[1] == asked)
+        return False
 
     def _flush(self) -> None:
         batch, self.pending = self.pending, []
@@ -224,6 +266,10 @@ class Run:
             return
         if self.verifier is not None:
             results = self.verifier.run([p for p, _ in batch], [m[0].HAS_REFERENCE for _, m in batch])
+            for rep, res, (_, (_, _, f, row_idx)) in zip(self.verifier.reports, results, batch, strict=True):
+                if rep is not None:
+                    line = {"file": str(f), "row": row_idx, "kept": not isinstance(res, str), **rep}
+                    self.out[VERIFY_REPORT].write(json.dumps(line, ensure_ascii=False) + "\n")
             self.vbar.update(len(batch))
             self.vbar.set_postfix(kept=self.verifier.stats["problems_kept"], refresh=False)
         else:

@@ -17,6 +17,9 @@ class RunStats:
     rows_read: int = 0
     rows_written: int = 0
     duplicates: int = 0
+    same_question: int = 0  # rows kept that share an earlier row's question text but not its tests
+    same_prompt: int = 0  # ... of which the user prompt too: the reward server's prompt index matches one
+    same_question_examples: list = field(default_factory=list)  # [{"source_id", "first"}]
     dropped: Counter = field(default_factory=Counter)
     errors_sample: list = field(default_factory=list)
     splits: Counter = field(default_factory=Counter)
@@ -30,6 +33,12 @@ class RunStats:
     def note_error(self, msg: str) -> None:
         if len(self.errors_sample) < 20:
             self.errors_sample.append(msg)
+
+    def note_same_question(self, source_id: str, first: str, same_prompt: bool) -> None:
+        self.same_question += 1
+        self.same_prompt += same_prompt
+        if len(self.same_question_examples) < 10:
+            self.same_question_examples.append({"source_id": source_id, "first": first, "same_prompt": same_prompt})
 
     def prompt_tokens_dict(self, tokenizer: str, budget: int | None, policy: str) -> dict:
         """stats.json `prompt_tokens`: the prompts measured under the tokenizer's chat template."""
@@ -53,6 +62,8 @@ class RunStats:
             "rows_read": self.rows_read,
             "rows_written": self.rows_written,
             "duplicates": self.duplicates,
+            "same_question": {"kept": self.same_question, "same_prompt": self.same_prompt,
+                              "examples": self.same_question_examples},
             "dropped": dict(sorted(self.dropped.items())),
             "dropped_total": sum(self.dropped.values()),
             "splits": {"train": self.splits["train"], "test": self.splits["test"]},
@@ -77,6 +88,12 @@ def summary(d: dict, out_dir: str) -> str:
         f"  written: {d['rows_written']}  (train {d['splits']['train']}, test {d['splits']['test']})  "
         f"formats: {d['formats']}",
         f"  duplicates: {d['duplicates']}  dropped: {d['dropped_total']}" + (f" {d['dropped']}" if d['dropped'] else ""),
+        *([f"  same question, other tests: {d['same_question']['kept']} kept as distinct tasks, e.g. "
+           + ", ".join(f"{e['source_id']} (as {e['first']})" for e in d["same_question"]["examples"][:3])
+           + (f"; {d['same_question']['same_prompt']} with the very same prompt (the reward server matches "
+              "prompts by text: it grades those with the first row's label, unless the trainer sends labels)"
+              if d["same_question"]["same_prompt"] else "")]
+          if d.get("same_question", {}).get("kept") else []),
         # Label entries, not test cases: a unittest module or HumanEval check program holds several cases
         # (counting those needs an ast parse of every test, which would dominate the run time).
         f"  test entries per row (modules / asserts / I/O cases / check programs): "
@@ -84,9 +101,13 @@ def summary(d: dict, out_dir: str) -> str:
     ]
     v = d["verify"]
     if v.get("enabled"):
-        lines.append(f"  verify: {v.get('problems_checked', 0)} checked, {v.get('problems_kept', 0)} kept, "
-                     f"{v.get('problems_dropped', 0)} dropped (no test passed), "
-                     f"{v.get('tests_dropped', 0)} tests dropped; failing cases by status {v.get('failed_statuses')}")
+        lines.append(f"  verify: {v.get('problems_checked', 0)} checked, {v.get('problems_kept', 0)} kept "
+                     f"({v.get('problems_with_tests_dropped', 0)} of them with failing tests dropped), "
+                     f"{v.get('problems_dropped', 0)} dropped (no test passed); test cases: "
+                     f"{v.get('cases_kept', 0)} of {v.get('cases_checked', 0)} kept, {v.get('cases_failed', 0)} "
+                     f"failed ({v.get('test_methods_dropped', 0)} unittest methods cut out of their modules, "
+                     f"{v.get('tests_dropped', 0)} whole entries dropped); failing cases by status "
+                     f"{v.get('failed_statuses')}; per row: verify.jsonl")
     pt = d.get("prompt_tokens")
     if pt:
         budget = pt["max_prompt_tokens"]
@@ -100,7 +121,8 @@ def summary(d: dict, out_dir: str) -> str:
     if d["files_skipped"]:
         lines.append(f"  files skipped: {len(d['files_skipped'])} (see stats.json)")
     out = d.get("output") or {"format": "openrlhf", "files": ["train.jsonl", "test.jsonl"]}
-    lines.append(f"  output ({out['format']}): {out_dir}/{', '.join(out['files'])}, stats.json")
+    lines.append(f"  output ({out['format']}): {out_dir}/{', '.join(out['files'] + out.get('reports', []))}, "
+                 "stats.json")
     if not d["rows_written"]:
         # Exit status stays 0 (an empty result can be legitimate), but it must not pass unnoticed.
         lines.append(f"  WARNING: no rows written ({' and '.join(out['files'])} are empty): see dropped "

@@ -7,7 +7,7 @@ pads``; the chat templates we know are recognised by their role markers (see TEM
 A response is model-generated and may be anything up to server.max_query_chars (2 MB), so every scan
 here takes time linear in its input whatever the input: str.find / strip / replace loops and regexes
 that never retry from many start positions. The results equal those of the plain regexes these
-scanners replaced (tests/rewards/extract_v1.py keeps them; tests/rewards/test_extract.py compares the two).
+scanners replaced (scripts/bench/extract_v1.py keeps them; tests/rewards/test_extract.py compares the two).
 """
 
 from __future__ import annotations

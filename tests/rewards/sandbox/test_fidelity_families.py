@@ -1,6 +1,6 @@
 """Fidelity beyond HumanEval: MBPP-style asserts, CodeRM-UnitTest-style unittest modules and APPS/TACO stdio
-and call programs (tests/rewards/sandbox/fidelity/*_style.py), judged by a real bubblewrap Sandbox and by the
-plain-Python references of tests/rewards/sandbox/fidelity/reference.py, side by side.
+and call programs (scripts/bench/fidelity/*_style.py), judged by a real bubblewrap Sandbox and by the
+plain-Python references of scripts/bench/fidelity/reference.py, side by side.
 
 CI runs every CODERL_FIDELITY_FAMILIES_EVERY-th task of each family (default 3: about a third of the
 programs); `python -m scripts.bench.fidelity --family all` measures them all (docs/fidelity.md).
@@ -14,10 +14,10 @@ from collections import Counter
 
 import pytest
 
-from tests.rewards.sandbox.fidelity import coderm_style
-from tests.rewards.sandbox.fidelity.allowlist import is_limit, stale, tolerated, unexplained
-from tests.rewards.sandbox.fidelity.families import FAMILIES, FORMATS, family_programs
-from tests.rewards.sandbox.fidelity.measure import family_jobs, measure_work
+from scripts.bench.fidelity import coderm_style
+from scripts.bench.fidelity.allowlist import is_limit, stale, tolerated, unexplained
+from scripts.bench.fidelity.families import FAMILIES, FORMATS, family_programs
+from scripts.bench.fidelity.measure import family_jobs, measure_work
 
 pytestmark = pytest.mark.timeout(900)
 EVERY = int(os.environ.get("CODERL_FIDELITY_FAMILIES_EVERY", "3"))

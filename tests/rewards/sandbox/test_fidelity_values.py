@@ -1,5 +1,5 @@
 """Values that cross the channel, graded as plain Python grades them (issue 25, classes 1 and 3), the reference
-executor (tests/rewards/sandbox/fidelity/reference.py) run in the same test:
+executor (scripts/bench/fidelity/reference.py) run in the same test:
 
 * iteration order: a test hands the program sets and frozensets with a table history (grown then shrunk,
   colliding hashes, an add after a discard), in dicts and lists too, and dicts with deletions, Counters,
@@ -20,8 +20,8 @@ import sys
 import pytest
 
 from coderl.rewards.labels import Label
-from tests.rewards.sandbox.fidelity.corpus import Program, dedent
-from tests.rewards.sandbox.fidelity.measure import measure_work
+from scripts.bench.fidelity.corpus import Program, dedent
+from scripts.bench.fidelity.measure import measure_work
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -22,8 +22,11 @@ and may define
   verdict(record, test)         outside: (passed, detail) for a case the sandbox reported "ok" (it ran, and only
                                 the expected value, never sent in, decides); formats without one never report "ok"
   output_room(tests)            output bytes a case may capture besides sandbox.max_output_bytes
-  keep(tests, statuses, counts, stats)   --verify: the tests a reference solution's run keeps (statuses per
-                                case, counts: cases per test); default: each test whose cases all passed
+  keep(tests, statuses, counts) --verify: what a reference solution's run keeps (statuses per case, counts:
+                                cases per test): {"kept": tests, "kept_cases": n, "dropped": [each dropped
+                                case or test, named], optionally "rewritten": whether a kept test was cut,
+                                "counts": {verify stat: n}}; default (keep_passing): each test whose cases
+                                all passed
 Runners import the judge lazily (`from .. import judge`): outside the sandbox, nothing imports it.
 """
 
@@ -34,15 +37,18 @@ from . import asserts, call, humaneval, stdio, unittests
 _MODULES = (unittests, asserts, humaneval, stdio, call)  # the documented order
 
 
-def keep_passing(tests, statuses, counts, stats) -> list:
+def keep_passing(tests, statuses, counts) -> dict:
     """--verify's default: a test is kept when it declares cases and its reference passed them all."""
-    kept, pos = [], 0
-    for test, n in zip(tests, counts, strict=True):
-        if n > 0 and all(s == "passed" for s in statuses[pos:pos + n]):
-            kept.append(test)
+    kept, kept_cases, dropped, pos = [], 0, [], 0
+    for k, (test, n) in enumerate(zip(tests, counts, strict=True)):
+        mine = statuses[pos:pos + n]
         pos += n
-    stats["tests_dropped"] += len(tests) - len(kept)
-    return kept
+        if n > 0 and all(s == "passed" for s in mine):
+            kept.append(test)
+            kept_cases += n
+        else:
+            dropped.append(f"tests[{k}] ({', '.join(s for s in mine if s != 'passed') or 'no case'})")
+    return {"kept": kept, "kept_cases": kept_cases, "dropped": dropped}
 
 
 def _register(mod) -> SimpleNamespace:

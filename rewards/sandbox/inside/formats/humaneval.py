@@ -92,16 +92,21 @@ def runner(job, ns):
     return lambda: job.each(case)
 
 
-def keep(tests, statuses, counts, stats) -> list:
+def keep(tests, statuses, counts) -> dict:
     """--verify: check() with its failing cases cut out (none left, or no case at all: nothing kept)."""
-    failing = [k for k, s in enumerate(statuses[:counts[0]]) if s != "passed"]
+    statuses = statuses[:counts[0]]
+    failing = [k for k, s in enumerate(statuses) if s != "passed"]
     if not counts[0]:  # no assert of check() can depend on the program: it tests nothing
-        return []
+        return {"kept": [], "kept_cases": 0, "dropped": ["check (no case)"]}
     if not failing:
-        return list(tests)
-    stats["humaneval_asserts_dropped"] += len(failing)
+        return {"kept": list(tests), "kept_cases": counts[0], "dropped": []}
+    dropped = [f"check case {k} ({statuses[k]})" for k in failing]
     program = drop_check_asserts(tests[0], failing) if len(failing) < counts[0] else None
-    return [program] if program else []
+    if program is None:
+        dropped = [f"check case {k} ({s})" for k, s in enumerate(statuses)]
+    return {"kept": [program] if program else [], "kept_cases": counts[0] - len(failing) if program else 0,
+            "dropped": dropped, "rewritten": program is not None,
+            "counts": {"humaneval_asserts_dropped": len(failing)}}
 
 
 def drop_check_asserts(program: str, failing: list[int]) -> str | None:

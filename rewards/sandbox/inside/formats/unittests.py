@@ -1,12 +1,14 @@
 """`unittest` (CodeRM-UnitTest): a list of unittest module sources. Credit is per test method: every test*
 method of a module's TestCase classes (inherited from classes of the same module too), in unittest's loader
-order, less those that check nothing; a module that does not parse is one `syntax` case."""
+order, less those that check nothing; a module that does not parse is one `syntax` case. --verify cuts the
+failing methods out of a module (keep)."""
 
 import ast
 import sys
 import time
 import types
 import unittest
+from collections import Counter
 
 from .common import PARSE_ERRORS, checks_something, names_nothing, source_tests
 
@@ -88,6 +90,88 @@ def plan(label) -> dict:
     # unittest's loader order: modules in label order, classes and methods by name.
     order = sorted(range(len(found)), key=lambda i: (found[i][0], found[i][1] or "", found[i][2] or ""))
     return {"plan": found, "tests": list(label.tests), "order": order}
+
+
+def unittest_cases(module: str) -> list[tuple[str | None, str | None]]:
+    """(class, method) of each test case a unittest module declares, in outcome order; (None, None) for a
+    module that does not parse (its one `syntax` case)."""
+    return [(c, m) for _, c, m in cases([module])]
+
+
+def method_source(classes: dict, cls: str, name: str):
+    """The def a test class of the module (`classes`: name -> ClassDef) runs as `name`: its own or the nearest
+    module base's, as in _test_methods; None when it has none."""
+    node = classes.get(cls)
+    return None if node is None else _methods(node, classes, 0).get(name)
+
+
+# --------------------------------------------------------------------------- outside: what --verify keeps
+
+def keep(tests, statuses, counts) -> dict:
+    """--verify: each module with its failing test methods cut out (drop_test_methods); dropped whole when
+    every method fails, when it has none, or when the cut cannot be exact."""
+    kept, kept_cases, dropped, pos, rewritten, stats = [], 0, [], 0, False, Counter()
+    for k, (module, n) in enumerate(zip(tests, counts, strict=True)):
+        mine = statuses[pos:pos + n]
+        pos += n
+        found = unittest_cases(module)
+        names = [f"{c}.{m}" if c else "(module)" for c, m in found]
+        failing = [i for i, s in enumerate(mine) if s != "passed"]
+        if n and not failing:
+            kept.append(module)
+            kept_cases += n
+            continue
+        if n and len(failing) < n:
+            src = drop_test_methods(module, {found[i] for i in failing})
+            if src is not None:
+                kept.append(src)
+                kept_cases += n - len(failing)
+                rewritten = True
+                stats["test_methods_dropped"] += len(failing)
+                dropped += [f"tests[{k}] {names[i]} ({mine[i]})" for i in failing]
+                continue
+            stats["unittest_modules_uncuttable"] += 1
+        dropped += [f"tests[{k}] {names[i]} ({s})" for i, s in enumerate(mine)] if n else [f"tests[{k}] (no test method)"]
+    return {"kept": kept, "kept_cases": kept_cases, "dropped": dropped, "rewritten": rewritten, "counts": stats}
+
+
+def drop_test_methods(module: str, failing: set[tuple[str, str]]) -> str | None:
+    """`module` with the (class, method) test cases in `failing` cut out of its source; None when the cut cannot
+    be exact: the result must declare precisely the other cases (a method a mixin gives to two classes, a
+    statement sharing a line, ...)."""
+    try:
+        tree = ast.parse(module)
+    except PARSE_ERRORS:
+        return None
+    want = [case for case in unittest_cases(module) if case not in failing]
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    owner = {id(item): node for node in classes.values() for item in node.body}
+    cuts: dict[int, ast.stmt] = {}
+    for cls, method in failing:
+        home = owner.get(id(method_source(classes, cls, method)))
+        if home is None:
+            return None
+        for item in home.body:  # every def of that name: cutting only the last would revive an earlier one
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method:
+                cuts[id(item)] = item
+    lines = module.splitlines(keepends=True)
+    drop: set[int] = set()
+    pads: dict[int, str] = {}
+    for item in cuts.values():
+        first = min([item.lineno, *(d.lineno for d in item.decorator_list)])
+        home = owner[id(item)]
+        others = [s for s in home.body if id(s) not in cuts]
+        if first <= home.lineno or any(s.lineno <= item.end_lineno and s.end_lineno >= first for s in others):
+            return None  # shares a line with its class header or another statement
+        line = lines[first - 1]
+        pads[first] = line[:len(line) - len(line.lstrip())] + "pass\n"  # a class left with no body stays valid
+        drop.update(range(first, item.end_lineno + 1))
+    out = "".join(pads.get(no, "") if no in drop else line for no, line in enumerate(lines, 1))
+    try:
+        ast.parse(out)
+    except SyntaxError:
+        return None
+    return out if unittest_cases(out) == want else None
 
 
 # --------------------------------------------------------------------------- inside the judge: the runner

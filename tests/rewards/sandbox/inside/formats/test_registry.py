@@ -3,7 +3,6 @@
 import json
 import re
 import types
-from collections import Counter
 
 import pytest
 
@@ -99,11 +98,16 @@ def test_verdicts_judge_outside():
 
 
 def test_verify_keeps_what_the_format_says():
-    stats = Counter()
-    keep = REGISTRY["assert"].keep
-    assert keep(["a", "b", "c"], ["passed", "failed"], [1, 0, 1], stats) == ["a"] and stats["tests_dropped"] == 2
+    out = REGISTRY["assert"].keep(["a", "b", "c"], ["passed", "failed"], [1, 0, 1])
+    assert out == {"kept": ["a"], "kept_cases": 1, "dropped": ["tests[1] (no case)", "tests[2] (failed)"]}
     check = "def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(2) == 3\n    assert candidate(3)\n"
-    kept = REGISTRY["humaneval"].keep([check], ["passed", "failed", "passed"], [3], stats)
-    assert kept == ["def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(3)\n"]
-    assert stats["humaneval_asserts_dropped"] == 1
-    assert REGISTRY["humaneval"].keep([check], ["failed"] * 3, [3], stats) == []
+    out = REGISTRY["humaneval"].keep([check], ["passed", "failed", "passed"], [3])
+    assert out["kept"] == ["def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(3)\n"]
+    assert out["counts"] == {"humaneval_asserts_dropped": 1} and out["rewritten"] and out["kept_cases"] == 2
+    assert REGISTRY["humaneval"].keep([check], ["failed"] * 3, [3])["kept"] == []
+    module = ("import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(), 1)\n"
+              "    def test_b(self):\n        self.assertEqual(f(), 2)\n")
+    out = REGISTRY["unittest"].keep([module], ["passed", "failed"], [2])
+    assert out["dropped"] == ["tests[0] T.test_b (failed)"] and out["counts"]["test_methods_dropped"] == 1
+    assert "test_b" not in out["kept"][0] and "test_a" in out["kept"][0] and out["kept_cases"] == 1
+    assert REGISTRY["unittest"].keep([module], ["failed"] * 2, [2])["kept"] == []

@@ -1,7 +1,6 @@
 """A fidelity family written as a list of tasks, in every label format (the held-out families).
 
-    F = WrittenFamily("heldout")
-    F.ut("name", program, test_module, right={...}, wrong={...})   # also asserts / check / stdio / call
+    F = WrittenFamily("heldout", load("heldout"))   # scripts/bench/fidelity/tasks.py: data/heldout.yaml
     programs = F.programs()   # each Program carries the label the preprocessor's converter made of its row
 
 Per task: the reference program (`canonical`), correct alternatives (`alt:*`), plausible bugs (`bug:*`,
@@ -17,44 +16,23 @@ import random
 
 from coderl.data.formats import RowContext, apps_taco, coderm, humaneval, mbpp
 from coderl.rewards.labels import Label
-from tests.rewards.sandbox.fidelity.corpus import Program, ast_mutants, dedent, numbered
+from scripts.bench.fidelity.corpus import Program, ast_mutants, numbered
 
 _CONVERTERS = {"unittest": coderm, "assert": mbpp, "humaneval": humaneval, "stdio": apps_taco, "call": apps_taco}
 
 
 class WrittenFamily:
-    """The tasks of one family, added by its builders, and the programs they give."""
+    """The tasks of one family (data/<name>.yaml) and the programs they give.
 
-    def __init__(self, name: str):
+    A task has `fmt`, `name`, `code` (the reference program), `right` and `wrong` ({name: program}: correct
+    alternatives, plausible bugs) and, by format: unittest `test` (one generated module); assert `tests`,
+    `imports` (MBPP's sanitized test_imports), `setup` (test_setup_code, or ""); humaneval `entry`, `prompt`
+    (signature + docstring), `test` (check(candidate)); stdio / call `io` (APPS's input_output: `inputs`,
+    `outputs`, and `fn_name` for call, whose outputs APPS wraps in one-element lists)."""
+
+    def __init__(self, name: str, tasks: list[dict]):
         self.name = name
-        self.tasks: list[dict] = []
-
-    def _add(self, fmt: str, name: str, code: str, right, wrong, **kw) -> None:
-        self.tasks.append(dict(fmt=fmt, name=name, code=dedent(code),
-                               right={k: dedent(v) for k, v in (right or {}).items()},
-                               wrong={k: dedent(v) for k, v in (wrong or {}).items()}, **kw))
-
-    def ut(self, name: str, code: str, test: str, right=None, wrong=None) -> None:
-        """A CodeRM-UnitTest row: one generated unittest module."""
-        self._add("unittest", name, code, right, wrong, test=dedent(test))
-
-    def asserts(self, name: str, code: str, tests: list[str], imports=(), setup="", right=None, wrong=None) -> None:
-        """An MBPP row (sanitized shape: test_imports; test_setup_code when there is setup)."""
-        self._add("assert", name, code, right, wrong, tests=list(tests), imports=list(imports),
-                  setup=dedent(setup) if setup else "")
-
-    def check(self, name: str, entry: str, prompt: str, code: str, test: str, right=None, wrong=None) -> None:
-        """A HumanEval row: prompt (signature + docstring), completion-free program, check(candidate)."""
-        self._add("humaneval", name, code, right, wrong, entry=entry, prompt=dedent(prompt), test=dedent(test))
-
-    def stdio(self, name: str, code: str, tests: list[tuple[str, str]], right=None, wrong=None) -> None:
-        self._add("stdio", name, code, right, wrong,
-                  io={"inputs": [i for i, _ in tests], "outputs": [o for _, o in tests]})
-
-    def call(self, name: str, code: str, fn_name: str, tests: list[tuple[list, object]], right=None,
-             wrong=None) -> None:
-        self._add("call", name, code, right, wrong,
-                  io={"fn_name": fn_name, "inputs": [i for i, _ in tests], "outputs": [[o] for _, o in tests]})
+        self.tasks = tasks
 
     def row(self, t: dict) -> dict:
         """The task as a row of its dataset, in that dataset's columns."""

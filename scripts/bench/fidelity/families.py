@@ -1,12 +1,12 @@
 """The fidelity families beyond HumanEval: name -> module with `programs(seed, every)` and `TASKS`.
 
-    from tests.rewards.sandbox.fidelity.families import FAMILIES, family_programs
+    from scripts.bench.fidelity.families import FAMILIES, family_programs
     programs = family_programs(["mbpp", "coderm", "apps"], every=2)   # each Program carries its Label
 """
 
 from __future__ import annotations
 
-from tests.rewards.sandbox.fidelity import (
+from scripts.bench.fidelity import (
     apps_style,
     coderm_style,
     heldout2_style,
@@ -14,7 +14,7 @@ from tests.rewards.sandbox.fidelity import (
     imports_style,
     mbpp_style,
 )
-from tests.rewards.sandbox.fidelity.corpus import Program
+from scripts.bench.fidelity.corpus import Program
 
 FAMILIES = {"mbpp": mbpp_style, "coderm": coderm_style, "apps": apps_style, "heldout": heldout_style,
             "heldout2": heldout2_style, "imports": imports_style}

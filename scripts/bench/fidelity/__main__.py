@@ -4,7 +4,7 @@
 Families of programs, each run through reference executors that are plain Python (reference.py) and
 through the sandbox; prints agreement per label format, every disagreement (allow-listed or not), both
 wall times, and how often correct programs' test cases were "unsupported" (the channel's documented
-limits). The families, in tests/rewards/sandbox/fidelity/:
+limits). The families, in scripts/bench/fidelity/:
   humaneval  corpus.py: HumanEval canonical programs, AST mutants, plain-Python rewrites, each in three
              formats (humaneval check(), CodeRM-style unittest, MBPP-style asserts)
   mbpp       mbpp_style.py: assert lists, test_setup_code / test_imports
@@ -27,11 +27,11 @@ import os
 import sys
 from collections import Counter
 
-from tests.rewards.sandbox.fidelity.allowlist import is_limit, reason_for, tolerated  # noqa: E402
-from tests.rewards.sandbox.fidelity.corpus import build_corpus  # noqa: E402
-from tests.rewards.sandbox.fidelity.families import DISJOINT, FAMILIES, family_of, family_programs  # noqa: E402
-from tests.rewards.sandbox.fidelity.measure import TIMEOUT_S, family_jobs, measure, measure_work  # noqa: E402
-from tests.support import humaneval_rows  # noqa: E402
+from scripts.bench.fidelity.allowlist import is_limit, reason_for, tolerated  # noqa: E402
+from scripts.bench.fidelity.corpus import build_corpus  # noqa: E402
+from scripts.bench.fidelity.families import DISJOINT, FAMILIES, family_of, family_programs  # noqa: E402
+from scripts.bench.fidelity.measure import TIMEOUT_S, family_jobs, measure, measure_work  # noqa: E402
+from scripts.bench.workloads import humaneval_rows  # noqa: E402
 
 
 def _print_report(title: str, report: dict, family_names: dict[str, str]) -> None:

@@ -4,7 +4,7 @@
     report = measure_work(family_jobs(programs), workers=2)  # a family whose programs carry their label
     report["formats"]["humaneval"]["agreement"], report["disagreements"], report["unsupported"]
 
-A verdict is "every test case passed". The reference side runs in its own process (tests/rewards/sandbox/fidelity/
+A verdict is "every test case passed". The reference side runs in its own process (scripts/bench/fidelity/
 reference.py); ours is one batch through a real Sandbox. Both get the same timeout for the whole
 program (ours: test_timeout_s = job_timeout_s = timeout_s) and the same address-space limit.
 """
@@ -21,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import Label
 from coderl.rewards.sandbox import Job, Sandbox
-from tests.rewards.sandbox.fidelity.corpus import Program
-from tests.rewards.sandbox.fidelity.suites import FORMATS, labels
-from tests.support import REPO_ROOT  # noqa: E402
+from scripts.bench.fidelity.corpus import Program
+from scripts.bench.fidelity.suites import FORMATS, labels
+from scripts.bench.workloads import REPO_ROOT  # noqa: E402
 
 # 30x the slowest canonical HumanEval program (HumanEval/75, 0.33 s alone): verdicts must not depend on
 # load; only programs that never end (one in the corpus) pay it.
@@ -43,13 +43,13 @@ def family_jobs(programs: list[Program]) -> list[tuple[Program, str, Label]]:
 
 def reference_verdicts(work: list[tuple[Program, str, Label]], timeout_s: float, workers: int,
                        memory_mb: int) -> list[tuple[bool, str]]:
-    """[(passed, detail)] from plain Python (python -m tests.rewards.sandbox.fidelity.reference), in order."""
+    """[(passed, detail)] from plain Python (python -m scripts.bench.fidelity.reference), in order."""
     spec = {"timeout_s": timeout_s, "workers": workers, "memory_mb": memory_mb, "jobs": [
         {"format": fmt, "program": p.code, "tests": list(lb.tests), "setup_code": lb.setup_code,
          "entry_point": lb.entry_point, "reference": p.reference} for p, fmt, lb in work]}
     # PYTHONHASHSEED as the sandbox's workers have it (isolation._ENV): a test on the order of a set of strings
     # has one plain-Python verdict to agree with
-    proc = subprocess.run([sys.executable, "-m", "tests.rewards.sandbox.fidelity.reference"], input=json.dumps(spec),
+    proc = subprocess.run([sys.executable, "-m", "scripts.bench.fidelity.reference"], input=json.dumps(spec),
                           cwd=REPO_ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"},
                           timeout=600 + len(work) * (timeout_s + 2) / workers)
     if proc.returncode != 0:

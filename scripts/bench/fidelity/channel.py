@@ -401,7 +401,7 @@ def label_cases(label, reference: str | None = None) -> list[set[str]]:
 
 def humaneval_suites(rows: list[dict]) -> dict[str, list[set[str]]]:
     """The HumanEval check programs, and the same cases as CodeRM-style unittest modules and asserts."""
-    from tests.rewards.sandbox.fidelity.suites import labels
+    from scripts.bench.fidelity.suites import labels
     out: dict[str, list[set[str]]] = {"HumanEval check programs": [], "HumanEval as CodeRM-style unittest": [],
                                       "HumanEval as MBPP-style asserts": []}
     for i, row in enumerate(rows):

@@ -1,7 +1,7 @@
 """The fidelity corpus: HumanEval canonical programs, seeded AST mutants and correct plain-Python variants.
 
-    from tests.rewards.sandbox.fidelity.corpus import build_corpus
-    from tests.support import humaneval_rows
+    from scripts.bench.fidelity.corpus import build_corpus
+    from scripts.bench.workloads import humaneval_rows
     programs = build_corpus(humaneval_rows())          # ~1.9k Program(pid, task_id, kind, code, correct)
 
 Deterministic: every random choice comes from random.Random(f"{seed}:{task_id}:{kind}"), so the same

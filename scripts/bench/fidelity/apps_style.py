@@ -1,0 +1,59 @@
+"""APPS/TACO-style fidelity family: standard-input programs and call-based (`fn_name`) problems.
+
+Rows have APPS/TACO's columns (question, solutions, input_output JSON, starter_code) and become labels
+through the preprocessor's converter (data/formats/apps_taco.py): `stdio` without `fn_name`, `call` with
+it (expected values wrapped in one-element lists, as APPS stores them). The reference executor gets the
+raw `input_output` and judges it the way APPS/TACO's testing_util does (scripts/bench/fidelity/reference.py):
+stdio programs run as a plain `python prog.py` subprocess; call programs are imported after TACO's
+import prelude and `Solution().<fn_name>(*inputs)` (or the module-level function) is compared with `==`.
+
+What the programs exercise: `input()`, `sys.stdin.readline`, `sys.stdin.read()`, `sys.stdin.buffer`,
+`open(0)`, iteration over `sys.stdin`, reading until EOFError, `print` with `sep`/`end`/`*args`,
+`sys.stdout.write`, trailing whitespace, floats printed at another precision, `exit()` / `sys.exit(0)` /
+`quit()` / `raise SystemExit` / `exit(print(...))`, deep recursion in a thread with a big stack, outputs
+larger than the default capture limit; LeetCode `class Solution` (with `List[int]` annotations and no
+import, which TACO's prelude provides), codewars-style module functions, tuples for lists, floats,
+booleans.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+
+from coderl.data.formats import RowContext, apps_taco
+from coderl.rewards.labels import Label
+from scripts.bench.fidelity.corpus import Program, ast_mutants, numbered
+from scripts.bench.fidelity.tasks import load
+
+# Tasks (data/apps.yaml): name, question, code, io (APPS input_output: inputs, outputs, fn_name for call),
+# starter (call), right and wrong.
+TASKS: list[dict] = load("apps")
+
+
+def rows() -> list[dict]:
+    """APPS/TACO rows (question, solutions JSON, input_output JSON, starter_code)."""
+    return [{"problem_id": f"apps/{t['name']}", "question": t["question"], "solutions": json.dumps([t["code"]]),
+             "input_output": json.dumps(t["io"]), "starter_code": t.get("starter", "")} for t in TASKS]
+
+
+def label(row: dict, index: int) -> Label:
+    p = apps_taco.convert(row, RowContext("apps.jsonl", index))
+    return Label(format=p.format, tests=tuple(p.tests), entry_point=p.entry_point, source=apps_taco.SOURCE,
+                 source_id=p.source_id)
+
+
+def programs(seed: int = 0, every: int = 1, mutants: int = 2) -> list[Program]:
+    """Every program of the family (every N-th task); the reference reads the raw `input_output`."""
+    out = []
+    for i, (t, row) in enumerate(zip(TASKS, rows(), strict=True)):
+        if i % every:
+            continue
+        tid = row["problem_id"]
+        items: list[tuple[str, str, bool | None]] = [("canonical", t["code"], True)]
+        items += [(f"alt:{k}", v, True) for k, v in t["right"].items()]
+        items += [(f"bug:{k}", v, None) for k, v in t["wrong"].items()]
+        items += ast_mutants(ast.parse(t["code"]), lambda kind, tid=tid: random.Random(f"{seed}:{tid}:{kind}"), mutants)
+        out += numbered(tid, items, label(row, i), {"apps": t["io"]})
+    return out

@@ -1,0 +1,87 @@
+"""rewards/sandbox/inside/framing.py: length-prefixed JSON frames, over real pipes, without a sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import pytest
+
+from coderl.rewards.sandbox.inside import framing
+from coderl.rewards.sandbox.results import STATUSES
+
+VALUES = [None, True, 0, -1, 2**80, 1.5, -0.0, "", "héllo \u2603 \U0001f600", "\x00", [], {}, [1, [2, [3]]],
+          {"a": [1, {"b": None}], "": "empty key"}, ["x" * 100_000]]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
+def test_pack_then_recv_round_trips(value):
+    r, w = os.pipe()
+    try:
+        writer = threading.Thread(target=framing.send, args=(w, value))  # a frame over a pipe buffer blocks
+        writer.start()
+        assert framing.recv(r, 1 << 20) == value
+        writer.join(10)
+    finally:
+        os.close(r)
+        os.close(w)
+    frame = framing.pack(value)
+    (n,) = framing.HEADER.unpack_from(frame)
+    assert n == len(frame) - framing.HEADER.size
+    assert frame[framing.HEADER.size:] == json.dumps(value, separators=(",", ":")).encode()  # one encoding
+
+
+def test_reader_reassembles_frames_split_and_joined_anyhow():
+    frames = b"".join(framing.pack(v) for v in VALUES)
+    for step in (1, 3, 7, 4096, len(frames)):
+        reader, got = framing.Reader(1 << 20), []
+        for i in range(0, len(frames), step):
+            got += reader.feed(frames[i:i + step])
+        assert got == VALUES and not reader.buf, step
+
+
+def test_size_limits_and_malformed_frames_raise_frame_error():
+    big = framing.pack("x" * 1000)
+    with pytest.raises(framing.FrameError, match="exceeds the limit of 100"):
+        framing.Reader(100).feed(big[:framing.HEADER.size])  # refused on the header, before the body arrives
+    r, w = os.pipe()
+    try:
+        os.write(w, big)
+        with pytest.raises(framing.FrameError, match="exceeds the limit"):
+            framing.recv(r, 100)
+    finally:
+        os.close(r)
+        os.close(w)
+    for body in (b"{", b"\xff\xfe", b"[1] [2]", b"[" * 100_000 + b"]" * 100_000):
+        with pytest.raises(framing.FrameError, match="malformed frame"):
+            framing.Reader(1 << 20).feed(framing.HEADER.pack(len(body)) + body)
+    assert framing.loads(b' {"a" : [1, 2] } ') == {"a": [1, 2]}  # JSON that dumps() never writes still reads
+
+
+def test_end_of_file_is_none_whole_or_mid_frame():
+    for data in (b"", framing.pack([1, 2])[:5], framing.pack([1, 2])[:-1]):
+        r, w = os.pipe()
+        os.write(w, data)
+        os.close(w)
+        try:
+            assert framing.recv(r, 1 << 20) is None
+            assert framing.Reader(1 << 20).recv(r) is None
+        finally:
+            os.close(r)
+
+
+def test_reader_recv_keeps_the_frames_a_read_brought_together():
+    r, w = os.pipe()
+    try:
+        os.write(w, framing.pack(1) + framing.pack({"two": 2}) + framing.pack([3]))
+        os.close(w)
+        reader = framing.Reader(1 << 10)
+        assert [reader.recv(r) for _ in range(4)] == [1, {"two": 2}, [3], None]
+    finally:
+        os.close(r)
+
+
+def test_the_ledger_can_mark_every_status():
+    # a test's status is its index in LEDGER_STATUSES plus one: every status a result can hold needs a code
+    assert set(STATUSES) <= set(framing.LEDGER_STATUSES) and len(framing.LEDGER_STATUSES) < 255
