@@ -114,6 +114,27 @@ def mode_pass_at_1(eval_dir: str | Path) -> float | None:
     return total / len(texts)
 
 
+def passes_histogram(eval_dir: str | Path) -> list[int] | None:
+    """Problems by how many of their samples pass: [problems passing 0, 1, ..., n], or None without results.
+    Sharpening shows as mass moving to both ends; learning, as mass leaving 0."""
+    path = Path(eval_dir) / RESULTS_FILE
+    if not path.is_file():
+        return None
+    passes: dict[str, int] = {}
+    samples: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            passes[row["task_id"]] = passes.get(row["task_id"], 0) + bool(row["passed"])
+            samples[row["task_id"]] = samples.get(row["task_id"], 0) + 1
+    if not passes:
+        return None
+    hist = [0] * (max(samples.values()) + 1)
+    for v in passes.values():
+        hist[v] += 1
+    return hist
+
+
 def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
     """pass@k before/after, the curves, wall-clock per stage and the run's own checks."""
     run = Path(run_dir)
@@ -131,6 +152,8 @@ def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
         "reward_rises": rises(reward), "steps": len(reward), "missing_metrics": missing,
         "kl_max": max(kl) if kl else None, "timings": read_timings(run / "timings.jsonl"),
         "mode_pass@1": {"before": mode_pass_at_1(run / "eval_before"), "after": mode_pass_at_1(run / "eval_after")},
+        "passes_histogram": {"before": passes_histogram(run / "eval_before"),
+                             "after": passes_histogram(run / "eval_after")},
         "curves": curves,
     }
 
@@ -207,7 +230,10 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
                  "a policy sharpened onto its own modes would score; GRPO that only lowers entropy gains at most "
                  "about mode − sampled pass@1):", ""]
         rows += [f"- {n}: before {100 * m['before']:.1f} % (sampled pass@1 {100 * runs[n]['before']['pass@1']:.1f} %)"
-                 + (f", after {100 * m['after']:.1f} %" if m["after"] is not None else "") for n, m in modes.items()]
+                 + (f", after {100 * m['after']:.1f} %" if m["after"] is not None else "")
+                 + "; problems by samples passing (0, 1, …, n): "
+                 + "; ".join(f"{when} {' '.join(map(str, h))}" for when, h in runs[n]["passes_histogram"].items() if h)
+                 for n, m in modes.items()]
     rows += timing_table(runs, shared or [])
     if env:
         rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, "
@@ -223,8 +249,7 @@ def plot(runs: dict[str, dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 3, figsize=(14, 7))
-    axes.flat[-1].axis("off")
-    for ax, (tag, (title, _)) in zip(axes.flat, METRICS.items(), strict=False):  # 6 axes, 5 panels
+    for ax, (tag, (title, _)) in zip(axes.flat, METRICS.items(), strict=False):  # 6 axes, 5 panels + histogram
         for name, r in runs.items():
             pts = r["curves"].get(tag)
             if pts:
@@ -236,6 +261,22 @@ def plot(runs: dict[str, dict], path: Path) -> None:
             ax.legend(fontsize=8)
         else:
             ax.text(0.5, 0.5, "not logged", ha="center", va="center", transform=ax.transAxes)
+    ax = axes.flat[-1]
+    ax.set_title("held-out problems by samples passing")
+    ax.set_xlabel("samples passing (of n per problem)")
+    ax.grid(alpha=0.3)
+    drawn_before: set[tuple] = set()
+    for name, r in runs.items():
+        h = r.get("passes_histogram", {})
+        if h.get("before") and tuple(h["before"]) not in drawn_before:  # runs sharing a warm start: drawn once
+            drawn_before.add(tuple(h["before"]))
+            ax.plot(range(len(h["before"])), h["before"], ls="--", marker=".", color="grey", label=f"{name} before")
+        if h.get("after"):
+            ax.plot(range(len(h["after"])), h["after"], marker="o", label=f"{name} after")
+    if ax.lines:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no per-sample results", ha="center", va="center", transform=ax.transAxes)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -211,6 +211,12 @@ def test_mode_pass_at_1_scores_each_problems_most_frequent_completion(tmp_path):
             fh.write(json.dumps({"task_id": t, "sample": seen[t], "passed": c != bad}) + "\n")
     assert report.mode_pass_at_1(tmp_path) == pytest.approx((1 + 0.5 + 0) / 3)
     assert report.mode_pass_at_1(tmp_path / "absent") is None
+    # a: 2 of 3 pass, b: 1 of 2, c: 1 of 3; the histogram runs to the most samples any problem has
+    assert report.passes_histogram(tmp_path) == [0, 2, 1, 0]
+    assert report.passes_histogram(tmp_path / "absent") is None
     # a run whose evaluations kept no samples (OpenRLHF's stand-in, older runs) reports no ceiling
     _fake_run(tmp_path / "run", 0.2, 0.3, [0.1, 0.2, 0.3])
-    assert report.summarize_run(tmp_path / "run")["mode_pass@1"] == {"before": None, "after": None}
+    r = report.summarize_run(tmp_path / "run")
+    assert r["mode_pass@1"] == {"before": None, "after": None} and r["passes_histogram"]["after"] is None
+    report.plot({"run": r}, tmp_path / "c.png")  # the histogram panel says there is nothing to draw
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
