@@ -81,8 +81,9 @@ COVERED_ELSEWHERE = {
                           for m in ("asserts", "call", "common", "humaneval", "stdio", "unittests")),
                     ("tests/rewards/sandbox/inside/formats/test_registry.py", "one registry of formats: each module's "
                      "whole contract, through REGISTRY (and tests/data/test_verify.py: keep's cuts)")),
-    **dict.fromkeys(("rewards/sandbox/inside/judge.py",
-                     "rewards/sandbox/inside/candidate.py", "rewards/sandbox/inside/worker.py"),
+    **dict.fromkeys(("rewards/sandbox/inside/judge.py", "rewards/sandbox/inside/candidate.py",
+                     "rewards/sandbox/inside/worker.py", "rewards/sandbox/inside/processes.py",
+                     "rewards/sandbox/inside/hygiene.py"),
                     ("tests/rewards/sandbox/test_channel.py", "the channel's semantics need the judge, the candidate and "
                      "the worker together (and test_integrity.py, test_adversarial.py)")),
 }

@@ -1,0 +1,49 @@
+"""inside/clock.py: a test's clock charges computing and sleeping, not the time spent waiting for a CPU."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from coderl.rewards.sandbox.inside import clock
+
+
+def test_the_wait_is_read_from_the_kernel():
+    assert clock._waited((os.getpid(),)) >= 0.0
+    assert clock._waited((None, 2 ** 30)) == 0.0  # gone or never there: nothing to credit
+
+
+def test_a_wait_moves_the_deadline_up_to_its_cap(monkeypatch):
+    waits = [0.0]
+    monkeypatch.setattr(clock, "_waited", lambda pids: waits[0])
+    c = clock.RunClock(0.05, float("inf"), (1,), cap=3)
+    assert 0 < c.left() <= 0.05
+    time.sleep(0.06)
+    assert c.left() <= 0  # due, nothing waited
+    waits[0] = 0.05  # the test waited 50 ms for a CPU: that much more wall clock
+    assert 0 < c.left() <= 0.05
+    waits[0] = 10.0  # however long it waited, the wall clock stops at 3 x the limit
+    assert c.left() <= 3 * 0.05 - 0.06 + 1e-3
+
+
+def test_a_probe_and_the_job_limit_are_plain_wall_clock(monkeypatch):
+    reads = []
+    monkeypatch.setattr(clock, "_waited", lambda pids: reads.append(pids) or 10.0)
+    c = clock.RunClock(0.02, float("inf"), (1,), cap=1)
+    time.sleep(0.03)
+    assert c.left() <= 0 and reads == []  # a probe never asks the kernel
+    c = clock.RunClock(1.0, time.monotonic() + 0.02, (1,), cap=3)
+    time.sleep(0.03)
+    assert c.left() <= 0  # the job's end bounds every test
+
+
+def test_a_quick_test_reuses_a_fresh_reading(monkeypatch):
+    reads = []
+    monkeypatch.setattr(clock, "_waited", lambda pids: reads.append(pids) or 0.0)
+    c = clock.RunClock(1.0, float("inf"), (1,), cap=3)
+    for _ in range(20):
+        c.restart()  # tests that end within _FRESH_S of the last reading
+    assert len(reads) == 1
+    time.sleep(clock._FRESH_S + 0.01)
+    c.restart()
+    assert len(reads) == 2
