@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import os
 import random
 import socket
@@ -26,8 +27,10 @@ from tests.support import REPO_ROOT
 
 @pytest.fixture
 def sides():
+    # The judge's process has no loggers but the test's: the ones earlier tests of this process configured
+    # (torch's, with handlers) would otherwise read as the test's own (mirrors.log_targets).
     a, b = socket.socketpair()
-    with a, b:
+    with a, b, mock.patch.dict(logging.Logger.manager.loggerDict, clear=True):
         yield session.Session(a.fileno(), 1 << 20, 400), candidate.Server(types.ModuleType("solution"))
 
 
