@@ -23,6 +23,8 @@ from pathlib import Path
 from coderl.rewards.evaluation.report import RESULTS_FILE, SUMMARY_FILE, pass_keys
 from coderl.rewards.evaluation.samples import SAMPLES_FILE
 
+WARM_START_FILE = "warm_start.json"  # written by learning_check/warm_start.py next to the model
+
 # panel -> (title, the tensorboard tags that hold it: OpenRLHF's PPO status keys, then TRL's GRPO log keys).
 # The fallback fraction is logged by our group-norm patch (docs/patches.md); TRL has no such fallback. The
 # all-passed share is coderl's own component (OpenRLHF extra_logs / TRL integrations.trl.with_component_logs).
@@ -140,6 +142,7 @@ def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
     run = Path(run_dir)
     before = json.loads((run / "eval_before" / SUMMARY_FILE).read_text())
     after = json.loads((run / "eval_after" / SUMMARY_FILE).read_text())
+    statuses = {when: s.get("statuses", {}) for when, s in (("before", before), ("after", after))}
     curves = panel_curves(read_scalars(run / "grpo" / "tensorboard"))
     missing = [t for t in METRICS if t not in curves and t not in NOT_LOGGED.get(trainer, {})]
     reward = [v for _, v in curves.get("train/reward", [])]
@@ -152,10 +155,25 @@ def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
         "reward_rises": rises(reward), "steps": len(reward), "missing_metrics": missing,
         "kl_max": max(kl) if kl else None, "timings": read_timings(run / "timings.jsonl"),
         "mode_pass@1": {"before": mode_pass_at_1(run / "eval_before"), "after": mode_pass_at_1(run / "eval_after")},
+        "statuses": statuses,
         "passes_histogram": {"before": passes_histogram(run / "eval_before"),
                              "after": passes_histogram(run / "eval_after")},
+        "warm_start": (json.loads((run / "sft" / WARM_START_FILE).read_text())
+                       if (run / "sft" / WARM_START_FILE).is_file() else None),
         "curves": curves,
     }
+
+
+def warm_start_line(name: str, ws: dict) -> str:
+    """What the warm start was, above all how imperfect its demonstrator (learning_check/near_miss.py)."""
+    text = (f"- {name}: `{ws['shape']}` ({ws['params'] / 1e6:.2f} M parameters), {ws['steps']} SFT steps × "
+            f"{ws['batch_size']}, lr {ws['lr']:g}; ")
+    if not ws.get("noise"):
+        return text + "every target the reference solution (a perfect demonstrator)"
+    return text + (f"{100 * ws['noise']:.0f} % of the drawn targets a near miss of the reference (one of "
+                   f"{ws['near_misses']} drawn per row, {ws['rows_with_near_misses']} of {ws['rows']} rows have one): an "
+                   "imperfect demonstrator, as a pretrained model is; only the tests tell its near misses from "
+                   "the reference, so this much of GRPO's gain is the reward's to teach")
 
 
 def verdict(runs: dict[str, dict], target_points: float) -> tuple[bool, str]:
@@ -234,6 +252,17 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
                  + "; problems by samples passing (0, 1, …, n): "
                  + "; ".join(f"{when} {' '.join(map(str, h))}" for when, h in runs[n]["passes_histogram"].items() if h)
                  for n, m in modes.items()]
+    with_status = {n: r["statuses"] for n, r in runs.items() if r.get("statuses", {}).get("before")}
+    if with_status:
+        rows += ["", "Held-out samples by status, before → after (what GRPO changed: `error` holds a function "
+                 "under another name, `wrong_answer` a printed result or a near miss):", ""]
+        rows += [f"- {n}: " + ", ".join(f"{k} {st['before'].get(k, 0)} → {st['after'].get(k, 0)}"
+                                        for k in dict.fromkeys([*st["before"], *st["after"]])
+                                        if st["before"].get(k) or st["after"].get(k))
+                 for n, st in with_status.items()]
+    starts = {n: r["warm_start"] for n, r in runs.items() if r.get("warm_start")}
+    if starts:
+        rows += ["", "Warm start:", "", *(warm_start_line(n, ws) for n, ws in starts.items())]
     rows += timing_table(runs, shared or [])
     if env:
         rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, "

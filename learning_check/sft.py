@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from coderl.learning_check.near_miss import near_miss, normalized
 from coderl.rewards.errors import DataError
 from coderl.rewards.evaluation.generate import encode_prompts, render_prompts
 from coderl.rewards.prompt_index import load_problems
@@ -31,15 +32,35 @@ def response_for(code: str, answer_format: str | None) -> str:
 
 def load_examples(path: str | Path) -> list[tuple[list | str, str]]:
     """(messages, response) per row; DataError naming the line of a row without reference_solution."""
+    return load_demonstrations(path)[0]
+
+
+def load_demonstrations(path: str | Path, near_misses: int = 0, seed: int = 0
+                        ) -> tuple[list[tuple[list | str, str]], list[list[str]]]:
+    """(messages, response) per row and, per row, `near_misses` near-miss responses drawn (fewer where a draw
+    changes nothing).
+
+    With near misses every reference is written as ast.unparse writes it (near_miss.normalized), so that a
+    near miss differs from it only in what was mutated, not in layout the policy could key on.
+    """
     problems, _ = load_problems(path)
-    out = []
+    rng = random.Random(seed)
+    examples, misses = [], []
     for pr in problems:
         ref = pr.label.reference_solution
         if not ref:
             raise DataError(f"{path}: line {pr.line}: the label has no reference_solution (preprocess the data "
                             "with --keep_reference to train on it)")
-        out.append((pr.messages, response_for(ref, pr.answer_format)))
-    return out
+        if near_misses:
+            try:
+                ref = normalized(ref)
+            except SyntaxError as e:
+                raise DataError(f"{path}: line {pr.line}: the reference_solution does not parse: {e}") from None
+        # drawn, not deduplicated: repeats keep the kinds in MUTATIONS's proportions
+        variants = [v for v in (near_miss(ref, rng) for _ in range(near_misses)) if v not in (None, ref)]
+        examples.append((pr.messages, response_for(ref, pr.answer_format)))
+        misses.append([response_for(v, pr.answer_format) for v in variants])
+    return examples, misses
 
 
 @dataclass(frozen=True)
@@ -52,6 +73,8 @@ class SFTConfig:
     seed: int = 0
     max_len: int = 512
     log_every: int = 50
+    # share of drawn examples whose target is one of the row's near misses instead of its reference
+    noise: float = 0.0
 
 
 def encode_examples(tokenizer, examples: list[tuple[list | str, str]], max_len: int) -> list[tuple[list[int], int]]:
@@ -81,12 +104,21 @@ def _batch(rows: list[tuple[list[int], int]], pad: int, device):
 
 
 def train(model, tokenizer, examples: list[tuple[list | str, str]], cfg: SFTConfig,
-          log: Callable[[dict], None] = lambda _: None) -> list[dict]:
-    """cfg.steps AdamW steps (linear warmup, cosine decay) on shuffled batches; returns the logged records."""
+          log: Callable[[dict], None] = lambda _: None, near_misses: list[list[str]] | None = None) -> list[dict]:
+    """cfg.steps AdamW steps (linear warmup, cosine decay) on shuffled batches; returns the logged records.
+
+    With cfg.noise > 0, each drawn example whose row has near misses (load_demonstrations) is, with that
+    probability, one of them drawn uniformly instead of the reference.
+    """
     import torch
 
     device = next(model.parameters()).device
     data = encode_examples(tokenizer, examples, cfg.max_len)
+    alts: list[list[tuple[list[int], int]]] = [[] for _ in data]
+    if cfg.noise > 0 and near_misses:
+        flat = [(i, (examples[i][0], r)) for i, rs in enumerate(near_misses) for r in rs]
+        for (i, _), enc in zip(flat, encode_examples(tokenizer, [e for _, e in flat], cfg.max_len), strict=True):
+            alts[i].append(enc)
     rng = random.Random(cfg.seed)
     torch.manual_seed(cfg.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.95))
@@ -106,7 +138,8 @@ def train(model, tokenizer, examples: list[tuple[list | str, str]], cfg: SFTConf
         if len(order) < cfg.batch_size:
             order += rng.sample(range(len(data)), len(data))
         idx, order = order[:cfg.batch_size], order[cfg.batch_size:]
-        ids, mask, labels = _batch([data[i] for i in idx], tokenizer.pad_token_id, device)
+        rows = [rng.choice(alts[i]) if alts[i] and rng.random() < cfg.noise else data[i] for i in idx]
+        ids, mask, labels = _batch(rows, tokenizer.pad_token_id, device)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
         with autocast:

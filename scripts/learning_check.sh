@@ -22,6 +22,8 @@
 #   MODEL_SHAPE [tiny|small]   learning_check/model.py SHAPES: nano (tests), tiny (~0.9M), small (~3M), base (~11M)
 #   VOCAB_SIZE [1024]          BPE vocab fitted to the train text
 #   SFT_STEPS [400|300]  SFT_BATCH [16|32]  SFT_LR [6e-3|3e-3]   the warm start (docs/performance.md)
+#   SFT_NOISE [0]              share of warm-start targets that are near misses of the reference
+#                              (learning_check/near_miss.py: an imperfect demonstrator, as a pretrained model is)
 #   EVAL_N [8]  EVAL_K [1,8]  EVAL_MAX_NEW_TOKENS [96|128]  EVAL_BATCH [256]  EVAL_TEMPERATURE [1.0]
 #   GRPO_STEPS [30]            optimizer steps (openrlhf: rollouts; MAX_SAMPLES = GRPO_STEPS x GRPO_PROMPTS)
 #   GRPO_PROMPTS [8|32]  GRPO_N_SAMPLES [8]   prompts per rollout, completions per prompt
@@ -84,6 +86,7 @@ VOCAB_SIZE="${VOCAB_SIZE:-$(dflt 1024 1024 400)}"
 SFT_STEPS="${SFT_STEPS:-$(dflt 400 300 3)}"
 SFT_BATCH="${SFT_BATCH:-$(dflt 16 32 4)}"
 SFT_LR="${SFT_LR:-$(dflt 6e-3 3e-3 3e-3)}"
+SFT_NOISE="${SFT_NOISE:-0}"
 EVAL_N="${EVAL_N:-$(dflt 8 8 2)}"
 EVAL_K="${EVAL_K:-$(dflt 1,8 1,8 1,2)}"
 EVAL_MAX_NEW_TOKENS="${EVAL_MAX_NEW_TOKENS:-$(dflt 96 128 8)}"
@@ -216,6 +219,7 @@ for S in $SEEDS; do
   mkdir -p "$R"
   runs+=(--run "seed$S=$R")
   SFT_KEY="$TASK_KEY shape=$MODEL_SHAPE vocab=$VOCAB_SIZE steps=$SFT_STEPS batch=$SFT_BATCH lr=$SFT_LR seed=$S"
+  SFT_KEY+=" noise=$SFT_NOISE"
   SFT_KEY+=" threads=$THREADS device=$DEVICE"
   EVAL_KEY="$SFT_KEY eval=$EVAL_N/$EVAL_K/$EVAL_MAX_NEW_TOKENS/$EVAL_BATCH/$EVAL_TEMPERATURE"
   if cached "$R/sft" "$SFT_KEY"; then
@@ -225,7 +229,7 @@ for S in $SEEDS; do
     stage "seed $S: warm start ($MODEL_SHAPE, $SFT_STEPS steps)"
     timed "$T" warm_start "$PYTHON" -m coderl.learning_check.warm_start --train "$TRAIN" --out_dir "$R/sft" \
       --shape "$MODEL_SHAPE" --vocab_size "$VOCAB_SIZE" --steps "$SFT_STEPS" --batch_size "$SFT_BATCH" --lr "$SFT_LR" \
-      --seed "$S" --device "$DEVICE" --threads "$THREADS"
+      --noise "$SFT_NOISE" --seed "$S" --device "$DEVICE" --threads "$THREADS"
     done_key "$R/sft" "$SFT_KEY"
   fi
   if cached "$R/eval_before" "$EVAL_KEY"; then
