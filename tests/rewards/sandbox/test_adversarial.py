@@ -51,6 +51,7 @@ UT_LABEL = {"format": "unittest", "tests": [
     "import unittest\nclass TestF(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(2), 4)\n"
     "    def test_b(self):\n        self.assertEqual(sorted(f(3) for _ in range(1)), [9])\n"]}
 STDIO_LABEL = {"format": "stdio", "tests": [{"input": "2\n", "output": "4\n"}, {"input": "3\n", "output": "9\n"}]}
+CALL_LABEL = {"format": "call", "entry_point": "f", "tests": [{"input": [2], "output": 4}, {"input": [3], "output": 9}]}
 WRONG = "def f(x):\n    return 0\n"
 
 # name -> (program, label). Programs define a *wrong* f, then try to escape, cheat or damage.
@@ -128,8 +129,7 @@ ADVERSARIAL = {
     "swallow_everything": ("def f(x):\n    while True:\n        try:\n            while True:\n                pass\n"
                            "        except BaseException:\n            pass\n", FN_LABEL),
     "always_equal_object": ("class Eq(int):\n    def __eq__(self, o):\n        return True\n    __hash__ = int.__hash__\n"
-                            "def f(x):\n    return Eq(0)\n", {"format": "call", "entry_point": "f", "tests": [
-                                {"input": [2], "output": 4}, {"input": [3], "output": 9}]}),
+                            "def f(x):\n    return Eq(0)\n", CALL_LABEL),
     # Found by the red-team review: each forged a pass before it was fixed.
     "clear_frames_globals": ("import traceback\ntraceback.clear_frames.__globals__['_classify'] = lambda e: 'passed'\n"
                              + WRONG, FN_LABEL),
@@ -164,6 +164,10 @@ ADVERSARIAL = {
     "chdir_proc": ("import os\nos.chdir('/proc/self')\n" + WRONG, FN_LABEL),
     "patch_posixpath_for_hook": ("import posixpath, os\nposixpath._joinrealpath = lambda *a, **k: (os.getcwd() + '/x', True)\n"
                                  "def f(x):\n    open('/dev/shm/evil', 'w').write('x')\n    return 0\n", FN_LABEL),
+    # Found by the red team of the reward (r26): the server read each case's return value with ast.literal_eval,
+    # ~80 ms per 64 KB value on its dispatcher thread (a 40-case label: 3 s of the server's CPU per job). The
+    # value now crosses as JSON (formats/call.py); scripts/bench/hostile.py measures the server's CPU per job.
+    "big_call_values": ("def f(x):\n    return [[x] * 5] * 3000\n", CALL_LABEL),
     "dev_shm_fill": ("import os\ndef f(x):\n    for i in range(64):\n        open(f'/dev/shm/x{i}', 'wb').write(b'x' * (1 << 20))\n"
                      "    return 0\n", FN_LABEL),
 }
