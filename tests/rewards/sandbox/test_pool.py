@@ -656,19 +656,24 @@ def test_stdio_lanes_hangs_and_cuts(lanes):
     t0 = time.monotonic()
     cut = lanes.run([Job(STDIO["timeout"] + f"# {i}\n", label) for i in range(4)], deadline_s=0.3)
     assert time.monotonic() - t0 < 1.0
-    assert {(r.infra, r.outcomes[0].detail) for r in cut} == {("deadline", "cut by the batch deadline")}
+    # cut in the slow lane (their first run, which exceeded the probe) or before their first run ended
+    assert {(r.infra, r.outcomes[0].detail) for r in cut} <= {("probe", "wall-clock limit exceeded"),
+                                                              ("deadline", "cut by the batch deadline")}
+    assert all(r.status == "timeout" for r in cut)
     after = lanes.run([Job(STDIO["passing"] + f"# {i}\n", label) for i in range(2)])
     assert [r.pass_rate for r in after] == [1.0, 1.0]
 
 
 def test_a_deadline_cut_is_reported_and_frees_the_workers_at_once(lanes):
     stats0 = dict(lanes.info()["stats"])
-    hangs = [Job(HANG + f"# cut {i}\n", ADD) for i in range(6)]
+    # a 1 s limit; its probe (twice the reference, 0.4 s) would be over a quarter of it: one run, no probe
+    verified = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 0.2})
+    hangs = [Job(HANG + f"# cut {i}\n", verified) for i in range(6)]
     t0 = time.monotonic()
-    res = lanes.run(hangs + [Job(FN + "# cut right\n", ADD)], deadline_s=0.5)
+    res = lanes.run([Job(FN + "# cut right\n", ADD)] + hangs, deadline_s=0.5)
     assert time.monotonic() - t0 < 1.0  # the call returns at its deadline
-    assert res[-1].pass_rate == 1.0 and not res[-1].infra  # finished in the fast lane, before the cut
-    for r in res[:-1]:
+    assert res[0].pass_rate == 1.0 and not res[0].infra  # finished first, before the cut
+    for r in res[1:]:  # cut before any run of theirs ended: no evidence about the program (the neutral reward)
         assert r.infra == "deadline" and r.status == "timeout" and r.detail == "cut by the batch deadline"
     t0 = time.monotonic()
     after = lanes.run([Job(FN + f"# after {i}\n", ADD) for i in range(6)])
@@ -679,6 +684,21 @@ def test_a_deadline_cut_is_reported_and_frees_the_workers_at_once(lanes):
     assert stats["aborted"] - stats0["aborted"] >= 1  # running jobs were aborted in their workers...
     assert stats["worker_restarts"] == stats0["worker_restarts"]  # ...which stayed warm
     assert lanes.info()["workers_alive"] == 2
+
+
+def test_a_job_cut_after_exceeding_its_probe_keeps_its_first_run(lanes):
+    # A hang deferred to the slow lane and cut there by the batch deadline got the neutral reward (its prompt's
+    # mean: a right program's beside it), more than a wrong answer finishing gets. Its first run is evidence: it
+    # keeps that run's verdict (at the probe's limits), never more than finishing would give it.
+    half = "def add(a, b):\n    while a == 2:\n        pass\n    return a + b\n"  # passes test 0, hangs on test 1
+    t0 = time.monotonic()
+    res = lanes.run([Job(half + "# probe cut\n", ADD), Job(HANG + "# probe cut\n", ADD)], deadline_s=0.8)
+    assert time.monotonic() - t0 < 1.3
+    assert [r.infra for r in res] == ["probe", "probe"], [(r.infra, r.detail) for r in res]
+    assert [[o.status for o in r.outcomes] for r in res] == [["passed", "timeout"], ["timeout", "timeout"]]
+    assert res[0].outcomes[1].detail == "wall-clock limit exceeded" and "rerun with full limits" in res[0].detail
+    finished = lanes.run([Job(half + "# probe cut, finished\n", ADD)])[0]  # what finishing gives: no more
+    assert [o.status for o in finished.outcomes] == ["passed", "timeout"] and not finished.infra
 
 
 def test_a_cancelled_arun_aborts_its_running_jobs(lanes):
