@@ -205,6 +205,33 @@ def test_stdio_reads_stdin_and_gets_eof(sb):
     assert sb.run([Job(hang, label)])[0].outcomes[0].status == "passed"
 
 
+# How a stdio program's process ends, as plain `python prog.py` ends it: non-daemon threads are waited for, then
+# atexit handlers run; a daemon thread is not waited for. The first is the usual way to get a deeper stack in
+# competitive programming; the sandbox once ended the process when the main module did, so it printed nothing.
+STDIO_ENDINGS = {
+    "thread_main": ("import sys, threading\ndef main():\n    print(int(input()) ** 2)\nsys.setrecursionlimit(10 ** 6)\n"
+                    "threading.stack_size(2 ** 26)\nthreading.Thread(target=main).start()\n"),
+    "thread_exits": ("import sys, threading, time\ndef main():\n    time.sleep(0.05)\n    print(int(input()) ** 2)\n"
+                     "    sys.exit(3)\nthreading.Thread(target=main).start()\n"),
+    "atexit": "import atexit\nn = int(input())\natexit.register(lambda: print(n * n))\n",
+    "exit_then_atexit": "import atexit, sys\nn = int(input())\natexit.register(print, n * n)\nsys.exit(0)\n",
+    "daemon_thread": ("import threading, time\ndef main():\n    time.sleep(0.2)\n    print(int(input()) ** 2)\n"
+                      "threading.Thread(target=main, daemon=True).start()\n"),
+    "raise_after_thread": ("import threading\ndef main():\n    print(int(input()) ** 2)\n"
+                           "threading.Thread(target=main).start()\nraise ValueError('after')\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(STDIO_ENDINGS))
+def test_a_stdio_program_ends_as_plain_python_ends_it(sb, name):
+    code = STDIO_ENDINGS[name]
+    plain = subprocess.run([sys.executable, "-c", code], input="3\n", capture_output=True, text=True, timeout=30)
+    label = parse_label({"format": "stdio", "tests": [{"input": "3\n", "output": "9\n"}]})
+    outcome = sb.run([Job(code, label)])[0].outcomes[0]
+    want = "passed" if plain.returncode == 0 and plain.stdout == "9\n" else "error" if plain.returncode else "failed"
+    assert outcome.status == want, (plain.returncode, plain.stdout, outcome.detail)
+
+
 def test_call_format_semantics(sb):
     label = parse_label({"format": "call", "entry_point": "twoSum", "tests": [
         {"input": [[2, 7, 11, 15], 9], "output": [0, 1]}, {"input": [[3, 3], 6], "output": [0, 1]}]})
