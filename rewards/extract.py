@@ -284,8 +284,9 @@ def _scan_blocks(text: str) -> list[Block]:
     <answer> tags written before the fence on the same line) with 3+ backticks or tildes opens one (a
     backtick fence's info string holds no backtick); inside, everything is opaque until a line that starts
     (after blanks) with a run of the same character at least as long, followed by nothing, blanks (a \r\n
-    line ending's \r among them) or markup ("```</answer>"); what follows the run on that line is text again. A block still open at the end
-    (a response cut off before its closing fence) ends with the text, marked closed=False."""
+    line ending's \r among them) or markup ("```</answer>"); what follows the run on that line is text again.
+    A block still open at the end (a response cut off before its closing fence) ends with the text, marked
+    closed=False."""
     lines, _ = _fence_lines(text)  # past MAX_FENCE_LINES nothing opens or closes: a block open there runs on
     blocks: list[Block] = []
     opened: tuple[str, int, int, str, int] | None = None  # fence char, run length, run start, lang, body start

@@ -33,7 +33,6 @@ class ProgramInterrupt(BaseException):
     test runner, so its test errors."""
 
 
-
 # ------------------------------------------------------------------------------------------ proxies
 
 def _unjudgeable(what):

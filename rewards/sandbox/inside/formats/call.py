@@ -5,7 +5,7 @@ comparison with `output` happens outside (verdict), so the expected value never 
 JSON, not repr: the server reads every case's value on its dispatcher thread, and a value is up to the output
 limit (64 KB by default) per case. The C JSON parser reads that in ~1 ms; `ast.literal_eval` of a repr took
 ~80 ms, so a program returning big wrong values for every case of a 40-case label held the server's CPU for
-seconds per job (tests/rewards/sandbox/test_adversarial.py "big_values_for_every_call_case")."""
+seconds per job (tests/rewards/sandbox/test_adversarial.py "big_call_values", scripts/bench/hostile.py)."""
 
 import copy
 import json
