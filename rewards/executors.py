@@ -5,8 +5,8 @@ run once (the one in-batch dedup: the pool runs every job it is given; SandboxCo
 each program's first verdict is kept across batches in a ResultCache (rewards/result_cache.py; GRPO
 resamples the same prompt many times), jobs are cut into chunks, and each chunk carries the batch deadline
 down to the pool, which cuts (and stops) what is unfinished when it passes: such results come back with
-JobResult.infra == "deadline", and the cache never keeps them. A chunk that does not answer even then (a
-lost Ray actor) comes back as None.
+JobResult.infra == "deadline" (or "probe": the first run of a job whose rerun was cut), and the cache never
+keeps them. A chunk that does not answer even then (a lost Ray actor) comes back as None.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ class BaseExecutor:
         if waiting:
             chunks.append(self._start(waiting, todo, jobs, t0 + deadline_s, progress))
         outs = await self._wait(chunks, t0 + deadline_s + _LATE_S, deadline_s, len(todo))
-        missed = cut = infra = shared = 0
+        missed = cut = probed = infra = shared = 0
         for k, idx in todo.items():
             res = outs[k]
             if self.result_cache is not None:  # a miss too: the key's first run, so it is never cached
@@ -148,18 +148,23 @@ class BaseExecutor:
                 missed += len(idx)
                 continue
             if res.infra:  # the sandbox decided it, not the program
-                cut += len(idx) if res.infra == "deadline" else 0
-                infra += len(idx) if res.infra != "deadline" else 0
+                if res.infra in ("deadline", "probe"):  # cut; "probe": scored by the run that exceeded its probe
+                    cut += len(idx)
+                    probed += len(idx) if res.infra == "probe" else 0
+                else:
+                    infra += len(idx)
             for n, i in enumerate(idx):
                 results[i] = res if n == 0 else replace(res, cached=True)
             shared += len(idx) - 1
         hits = len(jobs) - len(todo) - shared
         stats = {"jobs": len(jobs), "executed": len(todo), "cache_hits": hits + shared,
-                 "result_cache_hits": hits, "deadline_missed": missed, "deadline_cut": cut, "infra_failed": infra,
+                 "result_cache_hits": hits, "deadline_missed": missed, "deadline_cut": cut, "deadline_probe": probed,
+                 "infra_failed": infra,
                  "seconds": time.monotonic() - t0}
         if cut or missed:
-            log.warning("batch deadline (%.1fs) passed: %d of %d jobs cut%s; they get the cut reward, not a verdict",
-                        deadline_s, cut + missed, len(jobs), f" ({missed} never answered)" if missed else "")
+            log.warning("batch deadline (%.1fs) passed: %d of %d jobs cut%s; they get the cut reward, not a verdict%s",
+                        deadline_s, cut + missed, len(jobs), f" ({missed} never answered)" if missed else "",
+                        f", but for {probed} that had exceeded their probe: their first run's" if probed else "")
         if before is not None:
             after = self.result_cache.stats()
             stats.update(result_cache_misses=after.misses - before.misses,

@@ -234,6 +234,9 @@ def clean_response(text: str, special_tokens: tuple[str, ...] = ()) -> str:
 MAX_FENCE_LINES = 1000
 _RUN_RE = {c: re.compile(re.escape(c) + "+") for c in "`~"}
 _INDENT_RE = re.compile(r"[ \t]*")
+# What may follow a closing fence run on its line: blanks, and the \r of a \r\n line ending (CommonMark's line
+# endings are \n, \r\n and \r; a response written with \r\n had no block that closed, so no code at all).
+_CLOSE_TAIL_RE = re.compile(r"[ \t\r]*")
 _LANG_RE = re.compile(r"[ \t]*([\w+#.\-]*)")
 # Blanks and reasoning/answer tags before an opening fence on its line ("<answer>```python").
 _LINE_TAGS_RE = re.compile(r"(?:[ \t]*+</?(?:think|answer)>)*+[ \t]*+")
@@ -280,9 +283,10 @@ def _scan_blocks(text: str) -> list[Block]:
     Markdown's rule, line-based: outside a block, a line that starts (after blanks, and after <think> /
     <answer> tags written before the fence on the same line) with 3+ backticks or tildes opens one (a
     backtick fence's info string holds no backtick); inside, everything is opaque until a line that starts
-    (after blanks) with a run of the same character at least as long, followed by nothing, blanks or
-    markup ("```</answer>"); what follows the run on that line is text again. A block still open at the end
-    (a response cut off before its closing fence) ends with the text, marked closed=False."""
+    (after blanks) with a run of the same character at least as long, followed by nothing, blanks (a \r\n
+    line ending's \r among them) or markup ("```</answer>"); what follows the run on that line is text again.
+    A block still open at the end (a response cut off before its closing fence) ends with the text, marked
+    closed=False."""
     lines, _ = _fence_lines(text)  # past MAX_FENCE_LINES nothing opens or closes: a block open there runs on
     blocks: list[Block] = []
     opened: tuple[str, int, int, str, int] | None = None  # fence char, run length, run start, lang, body start
@@ -302,7 +306,7 @@ def _scan_blocks(text: str) -> list[Block]:
         if not text.startswith(c * 3, p, le):
             continue
         run_end = _RUN_RE[c].match(text, p, le).end()
-        rest = _INDENT_RE.match(text, run_end, le).end()
+        rest = _CLOSE_TAIL_RE.match(text, run_end, le).end()
         if run_end - p >= k and (rest == le or text[rest] == "<"):
             blocks.append(Block(lang, start, body, ls, run_end, True))
             opened = None

@@ -22,7 +22,11 @@ import warnings
 
 log = logging.getLogger("coderl.reward_server")
 
-INLINE_CHARS = 16_384  # ≈ 30 ms of parsing on a CI core; typical answers stay in-process
+# Typical answers stay in-process. The bound is the worst case, not the typical one: compile() is quadratic in
+# the nesting of lambdas (`x = lambda: lambda: ...`, no brackets, so no parser limit until ~2,900 deep), and a
+# 16 K response of them held the server's GIL ~0.5 s (honest 16 K code: ~35 ms); at 4 K the worst is ~30 ms.
+# Past ~22 K characters the nesting limit makes the worst case linear, ~50 us per character, in the helper.
+INLINE_CHARS = 4_096
 TIMEOUT_S = 30.0  # a 2 MB program parses in ~5 s on a CI core; past this it counts as not compiling
 _HELPER_MEMORY_BYTES = 4 << 30
 # Python rejects these outside string literals and comments (the other Unicode whitespace included), and

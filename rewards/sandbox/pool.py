@@ -23,7 +23,9 @@ Lanes: a job first runs in the fast lane with its per-test limit capped at a sho
 exceeds the probe ends that run and the job goes to the slow lane, where it runs again from the start with
 its full limits. Dispatchers take fast-lane work first, from every call, so honest work never queues behind
 programs that hang. A call's deadline cuts it: its queued jobs are settled at once and its running ones are
-aborted in their workers, which stay warm; such results carry ``infra="deadline"``.
+aborted in their workers, which stay warm; such results carry ``infra="deadline"`` — except a job that had
+already exceeded its probe: it keeps its first run's verdict (``infra="probe"``), so that a program never
+scores more by being too slow to finish than by finishing.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Sequence
+from dataclasses import replace
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.sandbox import isolation
@@ -45,6 +48,8 @@ from coderl.rewards.sandbox.inside.formats import REGISTRY as FORMATS
 from coderl.rewards.sandbox.inside.framing import CUT_DETAIL, SPEC_CACHE
 from coderl.rewards.sandbox.plan import plan
 from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxError, TestOutcome
+
+PROBE_CUT_DETAIL = "cut by the batch deadline before its rerun with full limits: its first run, at the probe's limits"
 
 log = logging.getLogger(__name__)
 _ABORT_GRACE_S = 5.0  # how long a worker told to abort a job may take to answer before it is replaced
@@ -110,7 +115,7 @@ def _settle(item: _Item, result: JobResult) -> None:
 
 
 class _Item:
-    __slots__ = ("job", "payload", "spec", "expected", "batch", "result", "t0", "probe", "slot")
+    __slots__ = ("job", "payload", "spec", "expected", "batch", "result", "t0", "probe", "slot", "first")
 
     def __init__(self, job: Job, payload: dict, spec: dict, expected: int, probe: float) -> None:
         self.job, self.payload, self.spec, self.expected = job, payload, spec, expected
@@ -119,6 +124,8 @@ class _Item:
         self.t0 = time.monotonic()
         self.probe = probe  # > 0 while the job waits for (or runs) its fast-lane run
         self.slot: int | None = None  # the dispatcher running it
+        # its fast-lane run, once that exceeded the probe: what a deadline cut of its rerun leaves it
+        self.first: JobResult | None = None
 
 
 class _Lanes:
@@ -313,6 +320,7 @@ class Sandbox:
             self._stats["aborted"] += 1
         if reply is not None and probe and reply.get("exceeded") is not None and "results" in reply and not batch.cut:
             item.probe = 0.0  # needs more than the probe: again from the start, with its full limits
+            item.first = replace(self._assemble(item, reply), infra="probe", detail=PROBE_CUT_DETAIL)
             self._stats["slow_lane"] += 1
             self._lanes.put([item], slow=True)
             if not reply.get("clean", True):  # what the run left could not be cleaned: a fresh worker next
@@ -426,8 +434,12 @@ class Sandbox:
         n = 0
         for item, slot in left:
             n += 1
-            _settle(item, JobResult([TestOutcome("timeout", 0.0, CUT_DETAIL) for _ in range(item.expected)], item.expected,
-                                    time.monotonic() - item.t0, detail=CUT_DETAIL, infra="deadline"))
+            # A job cut before any run of it ended is no evidence about its program: "deadline" (the caller's
+            # neutral reward). One that had exceeded its probe is: a hang (or a slow program) cut in the slow
+            # lane keeps what its first run showed, never more than finishing would have given it.
+            _settle(item, item.first or JobResult([TestOutcome("timeout", 0.0, CUT_DETAIL) for _ in range(item.expected)],
+                                                  item.expected, time.monotonic() - item.t0, detail=CUT_DETAIL,
+                                                  infra="deadline"))
             if slot is not None:
                 try:
                     os.write(self._wakes[slot][1], b"x")

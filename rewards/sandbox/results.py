@@ -45,7 +45,9 @@ class JobResult:
     detail: str = ""  # job-level note
     stats: dict = field(default_factory=dict)
     # Non-empty when the sandbox, not the program, decided this result (e.g. "deadline": the batch deadline cut
-    # the job; "worker": no worker could run it): never cached, never shared, reported apart from wrong answers.
+    # the job before any run of it ended; "probe": it cut the rerun of a job that had exceeded its probe, and
+    # this is that first run, at the probe's limits; "worker": no worker could run it): never cached, never
+    # shared, reported apart from wrong answers.
     infra: str = ""
 
     @property

@@ -80,12 +80,13 @@ def test_local_executor_cuts_at_the_deadline_and_never_caches_a_cut():
         res, took = _cut_batch(ex)
         assert took < 2.5, f"{took:.1f} s: the executor waited past its deadline"
         assert res[0].pass_rate == 1.0 and not res[0].infra
-        assert {r.infra for r in res[1:]} == {"deadline"} and all(r.status == "timeout" for r in res[1:])
+        # cut in the slow lane (their first run exceeded the probe: "probe"), or before their first run ended
+        assert {r.infra for r in res[1:]} <= {"probe", "deadline"} and all(r.status == "timeout" for r in res[1:])
         st = ex.last_stats
         assert st["deadline_cut"] == 4 and st["deadline_missed"] == 0
         again, _ = _cut_batch(ex)  # the same jobs: only the right program's verdict was kept
         assert ex.last_stats["result_cache_hits"] == 1 and ex.last_stats["executed"] == 4
-        assert again[0].pass_rate == 1.0 and {r.infra for r in again[1:]} == {"deadline"}
+        assert again[0].pass_rate == 1.0 and {r.infra for r in again[1:]} <= {"probe", "deadline"}
         t0 = time.monotonic()  # the cut jobs were stopped: the workers take the next batch at once
         after = asyncio.run(ex.run([Job(GOOD + f"# after {i}\n", LABEL) for i in range(4)], 30))
         assert [r.pass_rate for r in after] == [1.0] * 4 and time.monotonic() - t0 < 2.0
@@ -101,7 +102,7 @@ def test_ray_executor_passes_the_deadline_to_its_actors(ray_address):
         res, took = _cut_batch(ex, n_hangs=3, deadline_s=1.5)
         assert took < 5, f"{took:.1f} s"
         assert res[0].pass_rate == 1.0
-        assert {r.infra for r in res[1:]} == {"deadline"}
+        assert {r.infra for r in res[1:]} <= {"probe", "deadline"}
         assert ex.last_stats["deadline_cut"] == 3
         after = asyncio.run(ex.run([Job(GOOD + f"# after {i}\n", LABEL) for i in range(2)], 30))
         assert [r.pass_rate for r in after] == [1.0, 1.0]

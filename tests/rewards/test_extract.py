@@ -216,3 +216,18 @@ def test_tags_inside_code_blocks_are_code():
     # a closing tag inside an unclosed block is code: no answer closes
     unclosed = "<think>t</think>\n<answer>\n```python\nx = 1\n</answer>"
     assert not format_ok(unclosed, "think_answer", extract_code(unclosed))
+
+
+@pytest.mark.parametrize("entry", ["f", None])
+def test_a_response_written_with_crlf_line_endings_is_graded_on_the_same_code(entry):
+    # A closing fence followed by the \r of its \r\n never closed its block: the block ran to the end of the
+    # response, swallowing </answer>, and an honest answer written with \r\n got no code at all.
+    lf = "<think>x</think>\n<answer>\n```python\ndef f(x):\n    return x\n```\n</answer>"
+    crlf = lf.replace("\n", "\r\n")
+    got = {}
+    for name, text in (("lf", lf), ("crlf", crlf)):
+        e = extract_code(clean_response(text), entry)
+        got[name] = (e.code.replace("\r\n", "\n") if e.code else None, e.source, format_ok(text, "think_answer", e))
+    assert got["crlf"] == got["lf"] == ("def f(x):\n    return x\n", "answer_block", True)
+    usage = crlf.replace("</answer>", "```python\r\nprint(f(1))\r\n```\r\n</answer>")  # a usage block after it
+    assert extract_code(usage, entry).code == ("def f(x):\r\n    return x\r\n" if entry else "print(f(1))\r\n")

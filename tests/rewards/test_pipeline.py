@@ -97,7 +97,9 @@ def test_score_in_process_gets_the_lanes_and_the_deadline(caplog):
         assert [b.status for b in items[:5]] == ["timeout"] * 5
         assert ex.info()["stats"]["slow_lane"] >= 6  # the hangs and the busy one exceeded the probe
         cut = score(scorer, ex, [think(f"{hang}\n# again {i}") for i in range(5)] + [think(good + "\n# again")],
-                    None, labels[:6], deadline_s=0.6)
-    assert [b.status for b in cut] == ["deadline"] * 5 + ["passed"]
-    assert "5 of 6 jobs cut" in caplog.text
-    assert [b.reward for b in cut[:5]] == pytest.approx([cut[5].reward] * 5)  # neutral within the prompt
+                    None, labels[:6], deadline_s=0.9)
+    # Cut in the slow lane, after their first run exceeded the probe: that run's verdict, what finishing gave
+    # them, never the neutral reward (the right program's here: hanging would beat answering wrong).
+    assert [b.status for b in cut] == ["timeout"] * 5 + ["passed"]
+    assert "5 of 6 jobs cut" in caplog.text and "for 5 that had exceeded their probe" in caplog.text
+    assert [b.reward for b in cut[:5]] == pytest.approx([items[0].reward] * 5) and items[0].reward < cut[5].reward

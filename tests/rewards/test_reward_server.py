@@ -415,8 +415,8 @@ def _tiny_tokenizer(path):
 
 def test_deadline_and_tokenizer_templates(tmp_path, data_path, server):
     """A batch whose jobs cannot all finish by --batch_deadline_s is answered on time; the jobs it cut are
-    reported as cut and get the neutral reward, and stop at once. --tokenizer adds exact matching for an
-    unknown chat template."""
+    reported as cut, keep the verdict of the run that exceeded their probe (never the neutral reward), and
+    stop at once. --tokenizer adds exact matching for an unknown chat template."""
     tok = _tiny_tokenizer(tmp_path / "tok")
     s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "2", "--test_timeout_s", "2",
                     "--job_timeout_s", "4", "--batch_deadline_s", "3", "--chunk_size", "1",
@@ -439,13 +439,15 @@ def test_deadline_and_tokenizer_templates(tmp_path, data_path, server):
         out = post(s, {"query": queries}, token=None).json()
         elapsed = time.monotonic() - t0
         assert elapsed < 5, elapsed
-        assert out["scores"] == [1.0, 1.0] + [0.0] * 6  # no verdict for the cut ones
-        assert out["extra_logs"]["reward/cut"] == [0.0, 0.0] + [1.0] * 6
-        # neutral: the mean reward of the finished samples of the same prompt (here the right one)
-        assert out["rewards"][2:] == pytest.approx([out["rewards"][1]] * 6)
-        assert "6 of 8 jobs cut" in s.output()
+        assert out["scores"] == [1.0, 1.0] + [0.0] * 6
+        # Their probe runs timed out: that verdict, not the neutral reward (the mean of the prompt's finished
+        # samples, here the right one's: a hang cut in the slow lane once scored as a right answer).
+        assert out["extra_logs"]["reward/timeout"] == [0.0, 0.0] + [1.0] * 6
+        assert out["extra_logs"]["reward/cut"] == [0.0] * 8
+        assert out["rewards"][2:] == pytest.approx([out["rewards"][2]] * 6) and out["rewards"][2] < out["rewards"][1]
+        assert "6 of 8 jobs cut" in s.output() and "for 6 that had exceeded their probe" in s.output()
         metrics = httpx.get(f"{s.url}/metrics", timeout=10).text
-        assert "coderl_deadline_misses_total 6.0" in metrics
+        assert "coderl_deadline_misses_total 0.0" in metrics  # no cut reward: each kept its probe run's verdict
         # the cut work stopped at once: the next batch finishes at its own pace, with its own verdicts
         t0 = time.monotonic()
         after = post(s, {"query": [chatml(SYSTEM_THINK, PROBLEMS["assert"][0], think(PROBLEMS["assert"][2] + f"\n# {i}"))

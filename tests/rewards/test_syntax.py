@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from coderl.rewards import syntax
 from coderl.rewards.syntax import INLINE_CHARS, parses
 
 # Each parses (ast.parse accepts it) but does not compile: the sandbox would report `syntax` for every test.
@@ -59,3 +60,15 @@ def test_no_warning_about_the_program_reaches_stderr():
 
 def test_empty_and_garbage():
     assert not parses("") and not parses("  \n") and not parses("x = \x00") and not parses(_large("def ("))
+
+
+def test_code_the_compiler_is_slow_on_is_compiled_out_of_process():
+    # compile() is quadratic in the nesting of lambdas: a 16 K response of them held the server's GIL (its event
+    # loop, /health) ~0.5 s when it was compiled in-process (the red team of the reward, r26). Past INLINE_CHARS
+    # it goes to the helper, whose wait releases the GIL; below it the worst case is ~30 ms
+    # (python -m scripts.bench.hostile).
+    nested = ["x = " + "lambda: " * (INLINE_CHARS // 8 + k) + "1\n" for k in (-1, 0)]
+    assert len(nested[0]) <= INLINE_CHARS < len(nested[1])
+    for code, helped in zip(nested, (False, True), strict=True):
+        syntax._helper.close()
+        assert parses(code) and (syntax._helper._proc is not None) == helped

@@ -493,6 +493,21 @@ def main(limit):
     os._exit(status & 0xFF if isinstance(status, int) else 1)
 
 
+def _finalize():
+    """End a stdio program as the interpreter ends one (Py_FinalizeEx), however its main module ended: wait for
+    its non-daemon threads, then run its atexit handlers. A program that runs its solution in a thread
+    (`threading.stack_size(...); threading.Thread(target=main).start()`, common for a deeper stack) printed
+    nothing here while plain Python printed its answer: the process ended when the main module did."""
+    threading = sys.modules.get("threading")
+    try:
+        if threading is not None:
+            threading._shutdown()
+        import atexit
+        atexit._run_exitfuncs()
+    except BaseException:  # as at interpreter exit: what the program raises now changes no exit status
+        pass
+
+
 def run(setup, reader):
     name = setup.get("name") or "solution"
     module = types.ModuleType(name)
@@ -515,6 +530,8 @@ def run(setup, reader):
         except BaseException as e:
             traceback.print_exception(type(e), e, e.__traceback__)
             return 1
+        finally:
+            _finalize()
         return 0
     server = Server(module, setup.get("max_value") or 16 << 20)
     try:

@@ -25,6 +25,13 @@ class CandidateGone(BaseException):
     """The candidate process died, closed the channel or broke the protocol."""
 
 
+class ProgramInterrupt(BaseException):
+    """What the test sees of a BaseException of the program that is no Exception (KeyboardInterrupt,
+    GeneratorExit, BaseException itself, a subclass of the program's): like the original, no `except Exception`
+    or assertRaises(Exception) catches it (as a RuntimeError, a program raising BaseException passed tests
+    expecting an exception, which plain Python errors); unlike a genuine KeyboardInterrupt it does not stop the
+    test runner, so its test errors."""
+
 
 # ------------------------------------------------------------------------------------------ proxies
 

@@ -51,7 +51,14 @@ UT_LABEL = {"format": "unittest", "tests": [
     "import unittest\nclass TestF(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(2), 4)\n"
     "    def test_b(self):\n        self.assertEqual(sorted(f(3) for _ in range(1)), [9])\n"]}
 STDIO_LABEL = {"format": "stdio", "tests": [{"input": "2\n", "output": "4\n"}, {"input": "3\n", "output": "9\n"}]}
+CALL_LABEL = {"format": "call", "entry_point": "f", "tests": [{"input": [2], "output": 4}, {"input": [3], "output": 9}]}
 WRONG = "def f(x):\n    return 0\n"
+RAISES_LABEL = {"format": "unittest", "tests": [
+    "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        with self.assertRaises(ValueError):\n"
+    "            f(-1)\n    def test_b(self):\n        self.assertRaises(KeyError, f, -2)\n"]}
+HE_LABEL = {"format": "humaneval", "entry_point": "f", "tests": [
+    "def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(3) == 9\n"]}
+_RAISE_OWN = "def f(x):\n    raise (E if x == -1 else K)('x')\n"
 
 # name -> (program, label). Programs define a *wrong* f, then try to escape, cheat or damage.
 ADVERSARIAL = {
@@ -128,8 +135,7 @@ ADVERSARIAL = {
     "swallow_everything": ("def f(x):\n    while True:\n        try:\n            while True:\n                pass\n"
                            "        except BaseException:\n            pass\n", FN_LABEL),
     "always_equal_object": ("class Eq(int):\n    def __eq__(self, o):\n        return True\n    __hash__ = int.__hash__\n"
-                            "def f(x):\n    return Eq(0)\n", {"format": "call", "entry_point": "f", "tests": [
-                                {"input": [2], "output": 4}, {"input": [3], "output": 9}]}),
+                            "def f(x):\n    return Eq(0)\n", CALL_LABEL),
     # Found by the red-team review: each forged a pass before it was fixed.
     "clear_frames_globals": ("import traceback\ntraceback.clear_frames.__globals__['_classify'] = lambda e: 'passed'\n"
                              + WRONG, FN_LABEL),
@@ -164,6 +170,32 @@ ADVERSARIAL = {
     "chdir_proc": ("import os\nos.chdir('/proc/self')\n" + WRONG, FN_LABEL),
     "patch_posixpath_for_hook": ("import posixpath, os\nposixpath._joinrealpath = lambda *a, **k: (os.getcwd() + '/x', True)\n"
                                  "def f(x):\n    open('/dev/shm/evil', 'w').write('x')\n    return 0\n", FN_LABEL),
+    # Found by the red team of the reward (r26): the server read each case's return value with ast.literal_eval,
+    # ~80 ms per 64 KB value on its dispatcher thread (a 40-case label: 3 s of the server's CPU per job). The
+    # value now crosses as JSON (formats/call.py); scripts/bench/hostile.py measures the server's CPU per job.
+    "big_call_values": ("def f(x):\n    return [[x] * 5] * 3000\n", CALL_LABEL),
+    # The red team of the reward (r26), attacks that failed, kept for their classes. A test expecting an
+    # exception gets the program's own class however it names itself (a class called ValueError, a builtins
+    # __module__ and qualname, a metaclass that claims them): rebuilt in the judge, never the builtin.
+    "own_class_named_like_the_expected_exception": (
+        "class ValueError(Exception):\n    pass\nclass KeyError(Exception):\n    pass\nE, K = ValueError, KeyError\n"
+        + _RAISE_OWN, RAISES_LABEL),
+    "exception_class_renamed_into_builtins": (
+        "class E(Exception):\n    pass\nclass K(Exception):\n    pass\nfor c, n in ((E, 'ValueError'), (K, 'KeyError')):\n"
+        "    c.__name__ = c.__qualname__ = n\n    c.__module__ = 'builtins'\n" + _RAISE_OWN, RAISES_LABEL),
+    "exception_metaclass_claims_builtins": (
+        "class M(type):\n    @property\n    def __module__(cls):\n        return 'builtins'\n"
+        "class E(Exception, metaclass=M):\n    pass\nclass K(Exception, metaclass=M):\n    pass\n"
+        "E.__qualname__, K.__qualname__ = 'ValueError', 'KeyError'\n" + _RAISE_OWN, RAISES_LABEL),
+    # The right answer printed, then a process that never ends (a stdio program ends as plain Python ends:
+    # its non-daemon threads are waited for), or one that ends only by a signal.
+    "stdio_answer_then_endless_thread": ("import threading\nprint(int(input()) ** 2, flush=True)\n"
+                                         "threading.Thread(target=lambda: any(iter(int, 1))).start()\n",
+                                         STDIO_LABEL),
+    "stdio_answer_then_spin": ("print(int(input()) ** 2, flush=True)\nwhile True:\n    pass\n", STDIO_LABEL),
+    "stdio_answer_then_sigkill": ("import os, signal\nprint(int(input()) ** 2, flush=True)\n"
+                                  "os.kill(os.getpid(), signal.SIGKILL)\n", STDIO_LABEL),
+    "humaneval_redefine_check": ("def check(candidate):\n    pass\n" + WRONG, HE_LABEL),
     "dev_shm_fill": ("import os\ndef f(x):\n    for i in range(64):\n        open(f'/dev/shm/x{i}', 'wb').write(b'x' * (1 << 20))\n"
                      "    return 0\n", FN_LABEL),
 }
@@ -290,7 +322,8 @@ def test_statuses_are_meaningful(adversarial_results):
     want = {"infinite_loop": ["timeout"] * 2, "sleep_past_job_deadline": ["timeout"] * 2,
             "memory_bomb": ["memory"] * 2, "swallow_everything": ["timeout"] * 2,
             "sys_exit_before_tests": ["killed"] * 2, "os_exit_before_tests": ["killed"] * 2,
-            "system_exit_in_test": ["killed"] * 2}
+            "system_exit_in_test": ["killed"] * 2, "stdio_answer_then_endless_thread": ["timeout"] * 2,
+            "stdio_answer_then_spin": ["timeout"] * 2, "stdio_answer_then_sigkill": ["killed"] * 2}
     wrong = {n: (st[n], [o.detail for o in results[n].outcomes]) for n in want if st[n] != want[n]}
     assert not wrong
     assert st["c_stack_overflow"][0] in ("killed", "error", "timeout", "memory")

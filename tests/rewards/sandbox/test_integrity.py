@@ -10,6 +10,8 @@ caps, signals go only to processes whose command line carries the sandbox's own 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from errno import ENOSYS, EPERM
 
 import psutil
@@ -230,6 +232,34 @@ def test_a_stopiteration_of_the_test_kept_for_later_does_not_end_the_tests_loop(
             "        self.assertEqual(grab(mock.Mock(side_effect=[])), 1)\n        self.assertTrue(all(map(ok, [1, 2])))\n")
     r = sb.run([Job(code, parse_label({"format": "unittest", "tests": [test]}))])[0]
     assert r.outcomes[0].status == "error", r.outcomes[0]
+
+
+# BaseExceptions of the program that are no Exception, and where plain Python catches them. They crossed as a
+# RuntimeError (so that a KeyboardInterrupt would not stop the test runner), which every `except Exception` and
+# assertRaises(Exception) caught: a program raising BaseException passed tests that plain Python errors.
+_NOT_EXCEPTIONS = {
+    "base": "raise BaseException('x')", "keyboard": "raise KeyboardInterrupt", "generator_exit": "raise GeneratorExit",
+    "own": "class Stop(BaseException):\n        pass\n    raise Stop('x')",
+    "group": "raise BaseExceptionGroup('g', [KeyboardInterrupt()])",
+}
+
+
+def test_a_base_exception_of_the_program_is_caught_only_where_plain_python_catches_it(sb, tmp_path):
+    test = ("import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        with self.assertRaises(Exception):\n"
+            "            f(1)\n    def test_b(self):\n        self.assertRaises(BaseException, f, 2)\n"
+            "    def test_c(self):\n        try:\n            f(3)\n        except Exception:\n            pass\n"
+            "    def test_d(self):\n        self.assertEqual(g(4), 4)\n")
+    label = parse_label({"format": "unittest", "tests": [test]})
+    want = ["error", "passed", "error", "passed"]
+    for name, body in _NOT_EXCEPTIONS.items():
+        code = f"def f(x):\n    {body}\ndef g(x):\n    return x\n"
+        got = [o.status for o in sb.run([Job(code, label)])[0].outcomes]
+        assert got == want, (name, got)
+        if name != "keyboard":  # plain unittest stops at a KeyboardInterrupt; here only its test errors
+            (tmp_path / "t.py").write_text(code + test + "unittest.main(verbosity=2)\n")
+            plain = subprocess.run([sys.executable, str(tmp_path / "t.py")], capture_output=True, text=True, timeout=60)
+            ran = [line.rsplit(" ... ", 1)[1] for line in plain.stderr.splitlines() if " ... " in line]
+            assert ran == ["ERROR", "ok", "ERROR", "ok"], (name, plain.stderr[-800:])
 
 
 def test_candidate_holds_only_its_stdio_and_the_channel(sb):

@@ -205,6 +205,33 @@ def test_stdio_reads_stdin_and_gets_eof(sb):
     assert sb.run([Job(hang, label)])[0].outcomes[0].status == "passed"
 
 
+# How a stdio program's process ends, as plain `python prog.py` ends it: non-daemon threads are waited for, then
+# atexit handlers run; a daemon thread is not waited for. The first is the usual way to get a deeper stack in
+# competitive programming; the sandbox once ended the process when the main module did, so it printed nothing.
+STDIO_ENDINGS = {
+    "thread_main": ("import sys, threading\ndef main():\n    print(int(input()) ** 2)\nsys.setrecursionlimit(10 ** 6)\n"
+                    "threading.stack_size(2 ** 26)\nthreading.Thread(target=main).start()\n"),
+    "thread_exits": ("import sys, threading, time\ndef main():\n    time.sleep(0.05)\n    print(int(input()) ** 2)\n"
+                     "    sys.exit(3)\nthreading.Thread(target=main).start()\n"),
+    "atexit": "import atexit\nn = int(input())\natexit.register(lambda: print(n * n))\n",
+    "exit_then_atexit": "import atexit, sys\nn = int(input())\natexit.register(print, n * n)\nsys.exit(0)\n",
+    "daemon_thread": ("import threading, time\ndef main():\n    time.sleep(0.2)\n    print(int(input()) ** 2)\n"
+                      "threading.Thread(target=main, daemon=True).start()\n"),
+    "raise_after_thread": ("import threading\ndef main():\n    print(int(input()) ** 2)\n"
+                           "threading.Thread(target=main).start()\nraise ValueError('after')\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(STDIO_ENDINGS))
+def test_a_stdio_program_ends_as_plain_python_ends_it(sb, name):
+    code = STDIO_ENDINGS[name]
+    plain = subprocess.run([sys.executable, "-c", code], input="3\n", capture_output=True, text=True, timeout=30)
+    label = parse_label({"format": "stdio", "tests": [{"input": "3\n", "output": "9\n"}]})
+    outcome = sb.run([Job(code, label)])[0].outcomes[0]
+    want = "passed" if plain.returncode == 0 and plain.stdout == "9\n" else "error" if plain.returncode else "failed"
+    assert outcome.status == want, (plain.returncode, plain.stdout, outcome.detail)
+
+
 def test_call_format_semantics(sb):
     label = parse_label({"format": "call", "entry_point": "twoSum", "tests": [
         {"input": [[2, 7, 11, 15], 9], "output": [0, 1]}, {"input": [[3, 3], 6], "output": [0, 1]}]})
@@ -656,19 +683,24 @@ def test_stdio_lanes_hangs_and_cuts(lanes):
     t0 = time.monotonic()
     cut = lanes.run([Job(STDIO["timeout"] + f"# {i}\n", label) for i in range(4)], deadline_s=0.3)
     assert time.monotonic() - t0 < 1.0
-    assert {(r.infra, r.outcomes[0].detail) for r in cut} == {("deadline", "cut by the batch deadline")}
+    # cut in the slow lane (their first run, which exceeded the probe) or before their first run ended
+    assert {(r.infra, r.outcomes[0].detail) for r in cut} <= {("probe", "wall-clock limit exceeded"),
+                                                              ("deadline", "cut by the batch deadline")}
+    assert all(r.status == "timeout" for r in cut)
     after = lanes.run([Job(STDIO["passing"] + f"# {i}\n", label) for i in range(2)])
     assert [r.pass_rate for r in after] == [1.0, 1.0]
 
 
 def test_a_deadline_cut_is_reported_and_frees_the_workers_at_once(lanes):
     stats0 = dict(lanes.info()["stats"])
-    hangs = [Job(HANG + f"# cut {i}\n", ADD) for i in range(6)]
+    # a 1 s limit; its probe (twice the reference, 0.4 s) would be over a quarter of it: one run, no probe
+    verified = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 0.2})
+    hangs = [Job(HANG + f"# cut {i}\n", verified) for i in range(6)]
     t0 = time.monotonic()
-    res = lanes.run(hangs + [Job(FN + "# cut right\n", ADD)], deadline_s=0.5)
+    res = lanes.run([Job(FN + "# cut right\n", ADD)] + hangs, deadline_s=0.5)
     assert time.monotonic() - t0 < 1.0  # the call returns at its deadline
-    assert res[-1].pass_rate == 1.0 and not res[-1].infra  # finished in the fast lane, before the cut
-    for r in res[:-1]:
+    assert res[0].pass_rate == 1.0 and not res[0].infra  # finished first, before the cut
+    for r in res[1:]:  # cut before any run of theirs ended: no evidence about the program (the neutral reward)
         assert r.infra == "deadline" and r.status == "timeout" and r.detail == "cut by the batch deadline"
     t0 = time.monotonic()
     after = lanes.run([Job(FN + f"# after {i}\n", ADD) for i in range(6)])
@@ -679,6 +711,22 @@ def test_a_deadline_cut_is_reported_and_frees_the_workers_at_once(lanes):
     assert stats["aborted"] - stats0["aborted"] >= 1  # running jobs were aborted in their workers...
     assert stats["worker_restarts"] == stats0["worker_restarts"]  # ...which stayed warm
     assert lanes.info()["workers_alive"] == 2
+
+
+def test_a_job_cut_after_exceeding_its_probe_keeps_its_first_run(lanes):
+    # A hang deferred to the slow lane and cut there by the batch deadline got the neutral reward (its prompt's
+    # mean: a right program's beside it), more than a wrong answer finishing gets. Its first run is evidence: it
+    # keeps that run's verdict (at the probe's limits), never more than finishing would give it.
+    half = "def add(a, b):\n    while a == 2:\n        pass\n    return a + b\n"  # passes test 0, hangs on test 1
+    t0 = time.monotonic()
+    # the probe runs end within ~0.2 s; the reruns (1.5 s limit) cannot end before the cut
+    res = lanes.run([Job(half + "# probe cut\n", ADD), Job(HANG + "# probe cut\n", ADD)], deadline_s=1.0)
+    assert time.monotonic() - t0 < 1.6
+    assert [r.infra for r in res] == ["probe", "probe"], [(r.infra, r.detail) for r in res]
+    assert [[o.status for o in r.outcomes] for r in res] == [["passed", "timeout"], ["timeout", "timeout"]]
+    assert res[0].outcomes[1].detail == "wall-clock limit exceeded" and "rerun with full limits" in res[0].detail
+    finished = lanes.run([Job(half + "# probe cut, finished\n", ADD)])[0]  # what finishing gives: no more
+    assert [o.status for o in finished.outcomes] == ["passed", "timeout"] and not finished.infra
 
 
 def test_a_cancelled_arun_aborts_its_running_jobs(lanes):

@@ -1,8 +1,12 @@
 """`call` (APPS / TACO with fn_name, LeetCode style): a list of {"input": [args], "output": value}. The judge
-calls `entry_point(*input)` (or `Solution().entry_point(*input)`) and reports the return value's repr; the
-comparison with `output` happens outside (verdict), so the expected value never enters the sandbox."""
+calls `entry_point(*input)` (or `Solution().entry_point(*input)`) and reports the return value as JSON text; the
+comparison with `output` happens outside (verdict), so the expected value never enters the sandbox.
 
-import ast
+JSON, not repr: the server reads every case's value on its dispatcher thread, and a value is up to the output
+limit (64 KB by default) per case. The C JSON parser reads that in ~1 ms; `ast.literal_eval` of a repr took
+~80 ms, so a program returning big wrong values for every case of a 40-case label held the server's CPU for
+seconds per job (tests/rewards/sandbox/test_adversarial.py "big_call_values", scripts/bench/hostile.py)."""
+
 import copy
 import json
 import math
@@ -45,13 +49,13 @@ def plan(label) -> dict:
 # --------------------------------------------------------------------------- inside the judge: the runner
 
 def canon(value, depth=0):
-    """value as JSON-like builtins for the server's comparison, or raise."""
+    """value as JSON builtins for the server's comparison (dict keys strings, tuples lists), or raise."""
     t = type(value)
     if depth > 50:
         raise ValueError("return value nested too deeply")
     if value is None or t is bool or t is int or t is str:
         return value
-    if t is float:  # inf and nan stay floats: their repr is a name, never the string 'inf' a test may expect
+    if t is float:  # inf and nan stay floats (JSON's Infinity, NaN), never the string 'inf' a test may expect
         return value
     if isinstance(value, (list, tuple)):
         return [canon(v, depth + 1) for v in value]
@@ -82,7 +86,7 @@ def runner(job, ns):
     def case(i):
         # A copy: the program may change its arguments in place (written back), and the spec is cached for
         # every later job of this label.
-        text = repr(canon(fn(*copy.deepcopy(spec.plan[i]))))
+        text = json.dumps(canon(fn(*copy.deepcopy(spec.plan[i]))), ensure_ascii=False)
         if s.taint:
             return None
         if len(text) > job.max_value_repr:
@@ -120,28 +124,18 @@ def _same(got, want) -> bool:
     return type(got) is type(want) and got == want
 
 
-class _Floats(ast.NodeTransformer):
-    """`inf` and `nan` in a return value's repr are floats (the repr of one), never strings: a string 'inf' is
-    quoted, so the two cannot be confused."""
-
-    def visit_Name(self, node):
-        return ast.Constant(float(node.id)) if node.id in ("inf", "nan") else node
-
-
-def _literal(text: str):
-    return ast.literal_eval(_Floats().visit(ast.parse(text.lstrip(" \t"), mode="eval")).body)
-
-
-def judge_call(value_repr: str | None, expected) -> tuple[bool, str]:
+def judge_call(value_json: str | None, expected) -> tuple[bool, str]:
+    """The return value (JSON text, NaN and Infinity as floats: never the strings a test may expect) against the
+    expected output."""
     try:
-        got = _literal(value_repr) if value_repr is not None else None
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        got = json.loads(value_json) if value_json is not None else None
+    except (ValueError, TypeError, RecursionError):
         return False, "unreadable return value"
     if _same(got, expected):
         return True, ""
-    return False, f"expected {json.dumps(expected)[:150]}, got {value_repr[:150] if value_repr else None}"
+    return False, f"expected {json.dumps(expected)[:150]}, got {value_json[:150] if value_json else None}"
 
 
 def verdict(record: dict, test) -> tuple[bool, str]:
-    """The sandbox's "ok" record of one case (the return value's repr) against the test's expected output."""
+    """The sandbox's "ok" record of one case (the return value as JSON) against the test's expected output."""
     return judge_call(record.get("value"), test["output"])

@@ -92,9 +92,14 @@ def test_verdicts_judge_outside():
     assert stdio({"stdout": "1000000008.0"}, {"output": "1000000007"})[0] is False
     assert stdio({"stdout": "1", "truncated": True}, {"output": "1"}) == (False, "output exceeded the capture limit")
     assert call({"value": "[1, 2.0000000001]"}, {"output": [1, 2]}) == (True, "")
-    assert call({"value": "True"}, {"output": 1}) == (True, "")
+    assert call({"value": "true"}, {"output": 1}) == (True, "")
     assert call({"value": "1000001"}, {"output": 1000000})[0] is False
     assert call({"value": "<object>"}, {"output": 1}) == (False, "unreadable return value")
+    assert call({"value": "[NaN, Infinity]"}, {"output": ["nan", "inf"]})[0] is False  # floats, never strings
+    assert call({"value": '{"1": null}'}, {"output": {"1": None}}) == (True, "")
+    # the value is JSON, read by the C parser in linear time: the server never evaluates Python syntax
+    for python_only in ("None", "(1, 2)", "{1: 2}", "[1, 2,]"):
+        assert call({"value": python_only}, {"output": [1, 2]}) == (False, "unreadable return value")
 
 
 def test_verify_keeps_what_the_format_says():
