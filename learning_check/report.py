@@ -209,7 +209,8 @@ def machine() -> dict:
 
 
 def timing_table(runs: dict[str, dict], shared: list[dict]) -> list[str]:
-    """Wall-clock per stage (seconds, 1-min load at its end); shared stages run once for every seed."""
+    """Wall-clock per stage (seconds, 1-min load at its end, CPU seconds of its processes where recorded);
+    shared stages run once for every seed."""
     stages = list(dict.fromkeys([t["stage"] for t in shared] + [t["stage"] for r in runs.values()
                                                                 for t in r["timings"]]))
     if not stages:
@@ -219,11 +220,16 @@ def timing_table(runs: dict[str, dict], shared: list[dict]) -> list[str]:
         cells = []
         for r in runs.values():
             t = next((t for t in shared + r["timings"] if t["stage"] == st), None)
-            cells.append(f"{t['seconds']} s (load {t['load1']})" if t else "cached")
+            cpu = f", {t['cpu_seconds']:.0f} s CPU" if t and t.get("cpu_seconds") is not None else ""
+            cells.append(f"{t['seconds']} s (load {t['load1']}{cpu})" if t else "cached")
         rows.append(f"| {st}{' (shared)' if any(t['stage'] == st for t in shared) else ''} | " + " | ".join(cells)
                     + " |")
     totals = [sum(t["seconds"] for t in shared) + sum(t["seconds"] for t in r["timings"]) for r in runs.values()]
     rows.append("| **total, end to end** | " + " | ".join(f"**{s} s ({s / 60:.1f} min)**" for s in totals) + " |")
+    cpu = [sum(t.get("cpu_seconds") or 0 for t in shared + r["timings"]) for r in runs.values()]
+    if any(cpu):
+        rows.append("| CPU time of all stages (another load does not inflate it) | "
+                    + " | ".join(f"{c:.0f} s ({c / 60:.1f} min)" for c in cpu) + " |")
     return ["", "Wall-clock per stage (this run; a stage reused from the cache is not timed again):", "", *rows]
 
 

@@ -147,14 +147,19 @@ mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 t0=$SECONDS
 stage() { echo "=== [learning_check $((SECONDS - t0))s] $*"; }
-# timed FILE NAME CMD...: run CMD; append its wall time and the machine's load to FILE (JSON lines)
-# (keeping CMD's exit status: a caller's `|| rc=$?` must see the stage fail)
+# timed FILE NAME CMD...: run CMD; append its wall time, the CPU time of its processes and the machine's load to
+# FILE (JSON lines), keeping CMD's exit status (a caller's `|| rc=$?` must see the stage fail). CPU time is what
+# the shell's reaped children used (/proc/$$/stat cutime + cstime): unlike wall time, other users' load does not
+# inflate it.
+CLK_TCK="$(getconf CLK_TCK)"
+children_cpu() { awk -v t="$CLK_TCK" '{printf "%.1f", ($16 + $17) / t}' "/proc/$$/stat"; }
 timed() {
-  local file="$1" name="$2" s=$SECONDS rc=0
+  local file="$1" name="$2" s=$SECONDS rc=0 c0
   shift 2
+  c0="$(children_cpu)"
   "$@" || rc=$?
-  printf '{"stage": "%s", "seconds": %d, "load1": %s}\n' "$name" "$((SECONDS - s))" \
-    "$(cut -d' ' -f1 /proc/loadavg)" >>"$file"
+  printf '{"stage": "%s", "seconds": %d, "cpu_seconds": %s, "load1": %s}\n' "$name" "$((SECONDS - s))" \
+    "$(awk -v a="$c0" -v b="$(children_cpu)" 'BEGIN {printf "%.1f", b - a}')" "$(cut -d' ' -f1 /proc/loadavg)" >>"$file"
   return "$rc"
 }
 # cached DIR KEY: DIR was made by a finished stage run with these same knobs (and CACHE=1)

@@ -121,7 +121,7 @@ def test_report_flat_reward_fails_and_missing_run_is_named(tmp_path, capsys):
 def test_report_reads_trl_tags_and_says_what_trl_cannot_log(tmp_path):
     _fake_run(tmp_path / "a", 0.20, 0.35, [0.1, 0.2, 0.3, 0.4], extra=(
         "train/completions/mean_length", "train/rewards/coderl/all_passed/mean"))
-    (tmp_path / "a" / "timings.jsonl").write_text('{"stage": "grpo", "seconds": 300, "load1": 2.5}\n')
+    (tmp_path / "a" / "timings.jsonl").write_text('{"stage": "grpo", "seconds": 300, "cpu_seconds": 410.5, "load1": 2.5}\n')
     (tmp_path / "shared.jsonl").write_text('{"stage": "task", "seconds": 4, "load1": 1.0}\n')
     out = tmp_path / "rep"
     assert report.main(["--run", f"a={tmp_path / 'a'}", "--out", str(out), "--trainer", "trl", "--target_points", "10",
@@ -130,8 +130,9 @@ def test_report_reads_trl_tags_and_says_what_trl_cannot_log(tmp_path):
     assert j["runs"]["a"]["missing_metrics"] == [] and j["trainer"] == "trl"
     assert [v for _, v in j["runs"]["a"]["curves"]["train/all_passed"]] == [0.5] * 4
     md = (out / "report.md").read_text()
-    assert "no low-std fallback" in md and "| grpo | 300 s (load 2.5) |" in md and "| task (shared) | 4 s" in md
-    assert "**total, end to end** | **304 s (5.1 min)**" in md
+    assert "no low-std fallback" in md and "| grpo | 300 s (load 2.5, 410 s CPU) |" in md
+    assert "| task (shared) | 4 s (load 1.0) |" in md  # a stage timed before CPU time was recorded
+    assert "**total, end to end** | **304 s (5.1 min)**" in md and "| 410 s (6.8 min) |" in md
 
 
 def test_report_without_verdict_is_neither_pass_nor_fail(tmp_path):

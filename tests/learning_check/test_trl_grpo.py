@@ -25,7 +25,7 @@ pytestmark = pytest.mark.timeout(400)
 def test_trl_grpo_loop_runs_and_logs_coderl_components(tmp_path):
     lc = tmp_path / "lc"
     env = {**os.environ, "OUT": str(lc), "DRY_RUN": "1", "TRAINER": "trl", "PYTHON": sys.executable, "SEEDS": "4",
-           "GRPO_STEPS": "2", "GRPO_ITERATIONS": "1"}
+           "GRPO_STEPS": "2", "GRPO_ITERATIONS": "1", "SFT_NOISE": "0.5"}
     p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     run = lc / "seed4"
@@ -45,6 +45,10 @@ def test_trl_grpo_loop_runs_and_logs_coderl_components(tmp_path):
     assert j["trainer"] == "trl" and j["pass"] is None and j["runs"]["seed4"]["steps"] == 2
     assert j["runs"]["seed4"]["missing_metrics"] == []
     assert [t["stage"] for t in j["runs"]["seed4"]["timings"]] == ["warm_start", "eval_before", "grpo", "eval_after"]
+    assert all(t["cpu_seconds"] > 0 for t in j["runs"]["seed4"]["timings"])  # the stage's own processes' CPU
+    # the warm start imitated an imperfect demonstrator, and the report says so
+    assert j["runs"]["seed4"]["warm_start"]["noise"] == 0.5 and j["runs"]["seed4"]["statuses"]["before"]
+    assert "50 % of the drawn targets a near miss" in (lc / "report" / "report.md").read_text()
     assert "NO VERDICT: DRY_RUN=1" in p.stdout and "FAIL" not in p.stdout
     assert json.loads((run / "eval_after" / "summary.json").read_text())["samples_scored"] == 12
 
