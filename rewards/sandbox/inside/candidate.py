@@ -271,8 +271,8 @@ class Server:
     def _share(self, value, enc):
         """The id value is followed under (ours are negative), or None when it is not followed."""
         for tid, entry in self.retained.items():
-            if entry[0] is value:
-                return tid if tid < 0 else None  # a test's own argument keeps today's copy semantics
+            if entry[0] is value:  # already followed: the program's own (negative) or a test's argument it keeps
+                return tid
         if len(value) > _RETAINED_ITEMS or len(self.retained) >= _RETAINED:
             return None
         self.share_seq -= 1
@@ -321,8 +321,11 @@ class Server:
                 value = getattr(target, msg[2])
                 return self._ok(value, sys.getrefcount(value) > _FRESH_REFS)
             if op == "set":
-                setattr(target, msg[2], self.dec(msg[3]))
-                return ["ok", None]
+                value = self.dec(msg[3])
+                watch = self._watch([[0, msg[4]]], [value], {}) if len(msg) > 4 else []
+                refs = [sys.getrefcount(a) for _, a in watch]
+                setattr(target, msg[2], value)
+                return ["ok", None, self._follow(watch, refs, None, None)]
             if op == "del":
                 delattr(target, msg[2])
                 return ["ok", None]

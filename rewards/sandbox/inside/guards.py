@@ -184,6 +184,8 @@ def _exportable(obj):
         return "object"
     if isinstance(obj, (type, types.ModuleType, BaseException, unittest.TestCase)):
         return None
+    if t is object:  # a bare sentinel (`MISSING = object()`): no state, identity its only behaviour
+        return "object"
     module = getattr(t, "__module__", "")
     if isinstance(module, str) and module.startswith(("test_module_", "__check__")):
         return "object"

@@ -206,16 +206,16 @@ class Session:
             exc._coderl_tb = tb[-self.detail_chars:] if self.detail_chars else ""
         return exc
 
-    def _mirrored_request(self, msg):
+    def _mirrored_request(self, msg, pending=None):
         """A request that runs program code other than a call (a generator's next, __enter__/__exit__, a
         property): the state the test shares with the program is mirrored for it as for a call, so what a
         generator prints reaches the test's redirected stdout and a context manager calls the test's
-        patched time.perf_counter."""
+        patched time.perf_counter. pending: the test's containers the request hands over, by their ids."""
         ctx = mirrors.capture(self)
-        if not ctx:
+        if not ctx and not pending:
             return self._request(msg)
         reply = self._request(["with", ctx, msg])
-        mirrors.apply(self, reply[2] if len(reply) > 2 else None, ctx, {})
+        mirrors.apply(self, reply[2] if len(reply) > 2 else None, ctx, pending or {})
         return reply
 
     def get(self, proxy, name):
@@ -223,7 +223,13 @@ class Session:
         return self._adopt(reply, self._result(reply))
 
     def set(self, proxy, name, value):
-        self._result(self._mirrored_request(["set", proxy._coderl_i, name, self.enc(value)]))
+        msg = ["set", proxy._coderl_i, name, self.enc(value)]
+        pending = None
+        if type(value) in wire.MUTABLE:  # `cart.items = items`: one object on both sides while the program keeps it
+            self.track_seq += 1
+            pending = {self.track_seq: value}
+            msg.append(self.track_seq)
+        self._result(self._mirrored_request(msg, pending))
 
     def delete(self, proxy, name):
         self._result(self._mirrored_request(["del", proxy._coderl_i, name]))
@@ -237,13 +243,15 @@ class Session:
         both ways from now on, and the same container handed over again is the test's same object."""
         out = reply[2] if len(reply) > 2 else None
         tid = out.get("shared") if type(out) is dict else None
-        if type(tid) is not int or tid >= 0 or type(value) not in wire.MUTABLE:
+        if type(tid) is not int or type(value) not in wire.MUTABLE:
             return value
         known = self.tracked.get(tid)
         if known is not None and type(known) is type(value):
+            # the test's own argument the program keeps (`Hotel(name, rooms).available_rooms is rooms`) or a
+            # container handed over before: the test's object, in the state the program could give it anyway
             _write_back(known, value)
             value = known
-        elif len(self.tracked) >= self.KEPT:
+        elif tid >= 0 or len(self.tracked) >= self.KEPT:  # the judge's ids are only ever the judge's to give
             return value
         self.tracked[tid] = value
         self.synced[tid] = self._state(value)
