@@ -186,7 +186,11 @@ class Server:
                     info[P.INFO_SUBMODULES] = subs[:64]
             return info
         if callable(obj):
-            return {P.INFO_KIND: P.KIND_FUNCTION, P.INFO_CAPS: _caps(type(obj))}
+            info = {P.INFO_KIND: P.KIND_FUNCTION, P.INFO_CAPS: _caps(type(obj))}
+            if type(obj) not in _TYPE_REFS and wire.stdlib_ref(type(obj)) is None:
+                # an instance of a class of the program with __call__: named, compared and typed as any object
+                info.update(self._class_info(type(obj)))
+            return info
         return {P.INFO_KIND: P.KIND_OBJECT, P.INFO_CAPS: _caps(type(obj)), **self._class_info(type(obj))}
 
     def _class_info(self, cls):
