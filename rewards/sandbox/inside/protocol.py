@@ -45,6 +45,7 @@ NOMINAL_ABCS = ("Mapping", "MutableMapping", "Sequence", "MutableSequence", "Set
 STREAM_OPS = ("iter", "next", "enter", "exit")
 COMPARE_OPS = ("eq", "ne", "lt", "le", "gt", "ge", "hash")
 OBJECT_OPS = ("len", "bool", "getitem", "contains", "repr", "str", "enter", "exit")
+CALL_OPS = ("bool",)  # of a test's callable the program keeps (`if self.action:`)
 # Generator methods a test may call on a program's generator (["op", id, name, *args]; part of NAMED_OPS).
 GENERATOR_OPS = ("send", "throw", "close")
 

@@ -352,6 +352,8 @@ class Session:
                     return ["ok", self.enc(_OBJECT_OPS[name](obj))]
                 if kind == "object" and name in _OBJECT_OPS:
                     return ["ok", self.enc(_OBJECT_OPS[name](obj, *args))]
+                if kind == "call" and name in _CALL_OPS:
+                    return ["ok", self.enc(_CALL_OPS[name](obj, *args))]
             raise TypeError(f"the test's {type(obj).__name__} does not support {op} {msg[2:3]}")
         except Exception as e:
             # A builtin or standard-library exception reaches the program as itself (a mock's side_effect of
@@ -375,6 +377,7 @@ _OP_IMPL = {"iter": iter, "next": next, "enter": lambda o: o.__enter__(),
 _STREAM_OPS = {n: _OP_IMPL[n] for n in protocol.STREAM_OPS}
 _COMPARE_OPS = {n: _OP_IMPL[n] for n in protocol.COMPARE_OPS}
 _OBJECT_OPS = {n: _OP_IMPL[n] for n in protocol.OBJECT_OPS}
+_CALL_OPS = {n: _OP_IMPL[n] for n in protocol.CALL_OPS}
 # What functools.wraps reads of a function the program decorates (and a docstring of a test object).
 _FUNCTION_META = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__annotations__"})
 def _own_rows(value, picks, rows):
