@@ -359,6 +359,29 @@ PASSING = {
         "    def __lt__(self, o):\n        return self.p < o.p\n    def __eq__(self, o):\n        return isinstance(o, Task) and self.p == o.p\n"
         "    def __hash__(self):\n        return hash(self.p)\n    def __str__(self):\n        return 'Task(%s)' % self.name\n"
         "    def __repr__(self):\n        return '<Task %s>' % self.name\n"),
+    "classeval_state": (  # class-level suites: state the test hands over, assigns, patches and reads back
+        "import datetime\nclass Hotel:\n    def __init__(self, rooms):\n        self.rooms = rooms\n        self.action = None\n"
+        "    def free(self, kind):\n        return self.rooms[kind]\n    def book(self, kind):\n        self.rooms[kind] -= 1\n"
+        "    def store(self, x):\n        self.kept = x\n        return self.kept is x\n"
+        "    def run(self):\n        return self.action('x') if self.action else 'none'\n"
+        "    def now(self):\n        return datetime.datetime.now()\n"
+        "class Adder:\n    def __call__(self, x):\n        return x + 1\n",
+        # a kept argument read back through an attribute is the test's own object, changed by either side
+        ["rooms = {'single': 3}\nh = Hotel(rooms)\nself.assertIs(h.rooms, rooms)\nh.rooms['single'] = 0\n"
+         "self.assertEqual(h.free('single'), 0)\nh.book('single')\nself.assertEqual(rooms, {'single': -1})",
+         # a container the test assigns to an attribute is one object on both sides
+         "items = {'a': 1}\nh = Hotel({})\nh.rooms = items\nitems['b'] = 2\nself.assertEqual(h.free('b'), 2)\n"
+         "h.book('a')\nself.assertEqual(items, {'a': 0, 'b': 2})\nself.assertIs(h.rooms, items)",
+         "s = object()\nh = Hotel({})\nself.assertTrue(h.store(s))\nself.assertIs(h.kept, s)",  # a bare sentinel
+         # an instance of a program class with __call__ is named and compared as any object of the program
+         "a, b = Adder(), Adder()\nself.assertNotEqual(a, b)\nself.assertEqual(a, a)\nself.assertEqual(a(1), 2)\n"
+         "self.assertEqual(a.__class__.__name__, 'Adder')\nself.assertEqual(type(b).__name__, 'Adder')",
+         # patch('datetime.datetime'): the values that cross are still datetime's own
+         "fixed = datetime.datetime(2020, 5, 5)\nwith mock.patch('datetime.datetime') as m:\n    m.now.return_value = fixed\n"
+         "    self.assertEqual(Hotel({}).now(), fixed)\nself.assertIs(type(Hotel({}).now()), datetime.datetime)",
+         # the truth of a test's callable the program keeps
+         "h = Hotel({})\nh.action = lambda s: s * 2\nself.assertEqual(h.run(), 'xx')\nh.action = None\n"
+         "self.assertEqual(h.run(), 'none')\nh.action = mock.MagicMock(return_value=1)\nself.assertEqual(h.run(), 1)"]),
 }
 
 UNSUPPORTED = {  # the program decides, or would see a test's value: "unsupported", whatever the test does
@@ -457,3 +480,20 @@ def test_big_values_stay_with_the_program(sb):
              "self.assertEqual(TABLE[10], 10)\nself.assertEqual(len(TABLE), 3_000_000)", "self.assertEqual(big(3), 'xxx')")
     r = sb.run([Job(code, parse_label(ut))])[0]
     assert r.pass_rate == 1.0, [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_a_claim_of_shared_container_hands_back_only_what_the_program_holds(sb):
+    # The program rewrites its candidate to claim that every result is the first container the judge follows
+    # (the test's argument it kept, tid 1) or one it never saw: the test gets back its own kept object in the
+    # state the program gave it (as an honest `return KEEP[0]` would), never another object of the test.
+    code = ("import sys\nC = sys.modules['inside.candidate']\nok = C.Server._ok\n"
+            "C.Server._ok = lambda self, value, kept: [*ok(self, value, False)[:2], {'shared': 1}]\n"
+            "KEEP = []\ndef keep(d):\n    KEEP.append(d)\n    return len(KEEP)\ndef fresh():\n    return {'a': 1}\n"
+            "def lie():\n    C.Server._ok = lambda self, value, kept: [*ok(self, value, False)[:2], {'shared': 7}]\n"
+            "    return {'b': 2}\n")
+    ut = _ut("other = {'q': 1}\nr = fresh()\nself.assertEqual(r, {'a': 1})\nself.assertIsNot(r, other)\n"
+             "self.assertEqual(other, {'q': 1})",
+             "d = {'z': 0}\nkeep(d)\nother = {'q': 1}\nr = lie()\nself.assertEqual(r, {'b': 2})\nself.assertIsNot(r, d)\n"
+             "self.assertEqual((d, other), ({'z': 0}, {'q': 1}))")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert [o.status for o in r.outcomes] == ["passed", "passed"], [(o.status, o.detail) for o in r.outcomes]
