@@ -30,6 +30,7 @@ _GLOBAL_ITEMS = 100_000  # a bigger module-level table stays here as a handle: c
 _TYPE_REFS = {t: ["R", "types", n] for n, t in vars(types).items()
               if isinstance(t, type) and not n.startswith("_")}
 _caps_cache = {}
+_VIEWS = ((type({}.keys()), P.VIEW_KEYS), (type({}.items()), P.VIEW_ITEMS))  # set-like views (OrderedDict's derive)
 
 
 def _caps(t):
@@ -212,6 +213,10 @@ class Server:
                 info[P.INFO_ABCS] = names
         except Exception:
             pass
+        for view, kind in _VIEWS:  # obj.rates.keys() == {'USD', 'EUR'} in the test
+            if issubclass(cls, view):
+                info[P.INFO_VIEW] = kind
+                break
         try:  # a dataclass's fields are data (dataclasses.asdict / fields / astuple in the test read them)
             fields = cls.__dict__.get("__dataclass_fields__") if "dataclasses" in sys.modules else None
             if type(fields) is dict:

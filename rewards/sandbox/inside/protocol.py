@@ -61,6 +61,8 @@ INFO_FIELDS = "df"  # a dataclass's field names
 INFO_REF = "r"  # [module, qualname] of the standard-library module or exception class it is
 INFO_BASES = "b"  # an exception class's bases
 INFO_SUBMODULES = "sm"  # a standard-library module's submodules loaded in the program's process
+INFO_VIEW = "vw"  # VIEW_*: a set-like view of a dict (its == is decided by the items it yields, as data)
+VIEW_KEYS, VIEW_ITEMS = "keys", "items"
 KIND_EXC, KIND_CLASS, KIND_MODULE, KIND_FUNCTION, KIND_OBJECT = "exc", "cls", "mod", "fn", "obj"
 # What the candidate may do with an object of the test: the kind in the judge's handle ["h", id, {INFO_KIND: kind}].
 EXPORT_CALL, EXPORT_STREAM, EXPORT_ITERATOR, EXPORT_OBJECT = "call", "stream", "iterator", "object"

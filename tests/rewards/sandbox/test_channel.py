@@ -382,6 +382,15 @@ PASSING = {
          # the truth of a test's callable the program keeps
          "h = Hotel({})\nh.action = lambda s: s * 2\nself.assertEqual(h.run(), 'xx')\nh.action = None\n"
          "self.assertEqual(h.run(), 'none')\nh.action = mock.MagicMock(return_value=1)\nself.assertEqual(h.run(), 1)"]),
+    "views_of_the_programs_dicts": (  # dict views: == and `in` as the genuine view of the items they yield now
+        "from collections import OrderedDict\nclass Rates:\n    def __init__(self):\n        self.rates = {'USD': 1.0, 'EUR': 0.9}\n"
+        "    def currencies(self):\n        return self.rates.keys()\n    def pairs(self):\n        return self.rates.items()\n"
+        "    def amounts(self):\n        return self.rates.values()\n    def ordered(self):\n        return OrderedDict(self.rates).keys()\n",
+        ["r = Rates()\nk = r.currencies()\nself.assertEqual(k, {'USD', 'EUR'})\nself.assertIn('EUR', k)\n"
+         "self.assertNotIn('JPY', k)\nr.rates['JPY'] = 150\nself.assertIn('JPY', k)\nself.assertNotEqual(k, {'USD'})",
+         "r = Rates()\nself.assertEqual(r.pairs(), {('USD', 1.0), ('EUR', 0.9)})\nself.assertIn(('EUR', 0.9), r.pairs())\n"
+         "self.assertEqual(r.ordered(), {'EUR', 'USD'})\nself.assertNotEqual(r.currencies(), ['USD', 'EUR'])\n"
+         "self.assertNotEqual(r.amounts(), r.amounts())\nself.assertEqual(sorted(r.amounts()), [0.9, 1.0])"]),
 }
 
 UNSUPPORTED = {  # the program decides, or would see a test's value: "unsupported", whatever the test does
@@ -497,3 +506,19 @@ def test_a_claim_of_shared_container_hands_back_only_what_the_program_holds(sb):
              "self.assertEqual((d, other), ({'z': 0}, {'q': 1}))")
     r = sb.run([Job(code, parse_label(ut))])[0]
     assert [o.status for o in r.outcomes] == ["passed", "passed"], [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_a_candidate_claiming_its_object_is_a_dict_view_decides_nothing(sb):
+    # A view's == and `in` are decided on the items the program's object yields: a lie only chooses those items,
+    # as returning them would; an always-equal object never decides, and endless items are never all fetched.
+    code = ("import itertools, sys\nC = sys.modules['inside.candidate']\nhonest = C.Server._info\n"
+            "C.Server._info = lambda self, obj: {**honest(self, obj), 'vw': 'keys'}\n"
+            "class Evil:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n"
+            "    def __contains__(self, x):\n        return True\n    def __iter__(self):\n        return iter(['a'])\n"
+            "class Endless(Evil):\n    def __iter__(self):\n        return itertools.count()\n"
+            "def f():\n    return Evil()\ndef g():\n    return Endless()\n")
+    ut = _ut("self.assertEqual(f(), {'secret'})", "self.assertIn('secret', f())", "self.assertEqual(f(), {'a'})",
+             "self.assertEqual(g(), {1})")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert [o.status for o in r.outcomes] == ["failed", "failed", "passed", "unsupported"], \
+        [(o.status, o.detail) for o in r.outcomes]
