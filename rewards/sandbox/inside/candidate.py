@@ -188,8 +188,9 @@ class Server:
             return info
         if callable(obj):
             info = {P.INFO_KIND: P.KIND_FUNCTION, P.INFO_CAPS: _caps(type(obj))}
-            if type(obj) not in _TYPE_REFS and wire.stdlib_ref(type(obj)) is None:
-                # an instance of a class of the program with __call__: named, compared and typed as any object
+            if type(obj) not in _TYPE_REFS:
+                # a callable object that is no function (a program class with __call__, an sqlite3.Connection):
+                # named, compared and typed as any object; functions and methods stay plain callables
                 info.update(self._class_info(type(obj)))
             return info
         return {P.INFO_KIND: P.KIND_OBJECT, P.INFO_CAPS: _caps(type(obj)), **self._class_info(type(obj))}

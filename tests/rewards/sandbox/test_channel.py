@@ -360,11 +360,12 @@ PASSING = {
         "    def __hash__(self):\n        return hash(self.p)\n    def __str__(self):\n        return 'Task(%s)' % self.name\n"
         "    def __repr__(self):\n        return '<Task %s>' % self.name\n"),
     "classeval_state": (  # class-level suites: state the test hands over, assigns, patches and reads back
-        "import datetime\nclass Hotel:\n    def __init__(self, rooms):\n        self.rooms = rooms\n        self.action = None\n"
+        "import datetime\nimport sqlite3\nclass Hotel:\n    def __init__(self, rooms):\n        self.rooms = rooms\n        self.action = None\n"
         "    def free(self, kind):\n        return self.rooms[kind]\n    def book(self, kind):\n        self.rooms[kind] -= 1\n"
         "    def store(self, x):\n        self.kept = x\n        return self.kept is x\n"
         "    def run(self):\n        return self.action('x') if self.action else 'none'\n"
         "    def now(self):\n        return datetime.datetime.now()\n"
+        "    def db(self):\n        return sqlite3.connect(':memory:')\n"
         "class Adder:\n    def __call__(self, x):\n        return x + 1\n",
         # a kept argument read back through an attribute is the test's own object, changed by either side
         ["rooms = {'single': 3}\nh = Hotel(rooms)\nself.assertIs(h.rooms, rooms)\nh.rooms['single'] = 0\n"
@@ -381,7 +382,10 @@ PASSING = {
          "    self.assertEqual(Hotel({}).now(), fixed)\nself.assertIs(type(Hotel({}).now()), datetime.datetime)",
          # the truth of a test's callable the program keeps
          "h = Hotel({})\nh.action = lambda s: s * 2\nself.assertEqual(h.run(), 'xx')\nh.action = None\n"
-         "self.assertEqual(h.run(), 'none')\nh.action = mock.MagicMock(return_value=1)\nself.assertEqual(h.run(), 1)"]),
+         "self.assertEqual(h.run(), 'none')\nh.action = mock.MagicMock(return_value=1)\nself.assertEqual(h.run(), 1)",
+         # a callable standard-library object of the program is typed as itself
+         "c = Hotel({}).db()\nself.assertIsInstance(c, sqlite3.Connection)\n"
+         "self.assertEqual(c.execute('select 1').fetchall(), [(1,)])\nc.close()"]),
     "views_of_the_programs_dicts": (  # dict views: == and `in` as the genuine view of the items they yield now
         "from collections import OrderedDict\nclass Rates:\n    def __init__(self):\n        self.rates = {'USD': 1.0, 'EUR': 0.9}\n"
         "    def currencies(self):\n        return self.rates.keys()\n    def pairs(self):\n        return self.rates.items()\n"
