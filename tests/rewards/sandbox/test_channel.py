@@ -526,3 +526,25 @@ def test_a_candidate_claiming_its_object_is_a_dict_view_decides_nothing(sb):
     r = sb.run([Job(code, parse_label(ut))])[0]
     assert [o.status for o in r.outcomes] == ["failed", "failed", "passed", "unsupported"], \
         [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_a_method_of_the_test_case_is_a_callback_and_the_test_case_stays_the_judges(sb):
+    # `lib.on_add(self.handler)`: the program calls the test's own method, as in plain Python; through it the
+    # program reaches neither the TestCase (its assertions, its expected values) nor unittest's own methods.
+    code = ("class Library:\n    def __init__(self):\n        self.listeners = []\n"
+            "    def on_add(self, fn):\n        self.listeners.append(fn)\n"
+            "    def add(self, title):\n        return [fn(title) for fn in self.listeners]\n"
+            "    def peek(self, fn):\n        out = []\n        for name in ('__self__', '__func__', 'expected', 'seen'):\n"
+            "            try:\n                out.append(repr(getattr(fn, name)))\n"
+            "            except Exception as e:\n                out.append(type(e).__name__)\n        return out\n")
+    mod = ("import unittest\nclass T(unittest.TestCase):\n    expected = 'secret'\n"
+           "    def setUp(self):\n        self.seen = []\n"
+           "    def handler(self, title):\n        self.seen.append(title)\n        return len(self.seen)\n"
+           "    def test_callback(self):\n        lib = Library()\n        lib.on_add(self.handler)\n"
+           "        self.assertEqual(lib.add('x'), [1])\n        self.assertEqual(self.seen, ['x'])\n"
+           "    def test_nothing_else(self):\n"
+           "        self.assertEqual(Library().peek(self.handler), ['AttributeError'] * 4)\n"
+           "    def test_unittest_methods_stay(self):\n        lib = Library()\n        lib.on_add(self.fail)\n")
+    r = sb.run([Job(code, parse_label({"format": "unittest", "tests": [mod]}))])[0]
+    assert [o.status for o in r.outcomes] == ["passed", "passed", "unsupported"], \
+        [(o.status, o.detail) for o in r.outcomes]
