@@ -305,14 +305,30 @@ class Session:
             raise self.unjudgeable("the test replaces a name of the solution module (mock.patch?)")
 
     # ---------------------------------------------------------------- the candidate's requests
+    def _changed(self, msg, args, kwargs):
+        """[[key, state]] of the program's mutable arguments the test's callable changed in place, for the
+        candidate to apply to its own objects (what cannot cross back is left as it was)."""
+        out = []
+        for key, a in [*enumerate(args), *kwargs.items()]:
+            if type(a) not in wire.MUTABLE:
+                continue
+            try:
+                state = wire.encode(a, self._export_untainted)
+            except (RecursionError, TypeError, ValueError):  # Unencodable is a TypeError
+                continue
+            if state != (msg[2][key] if type(key) is int else msg[3].get(key)):
+                out.append([key, state])
+        return out
+
     def _serve(self, msg):
         try:
             op, jid = msg[0], msg[1]
             obj, kind = self.exports[jid]
             if type(obj) is _Exported:
                 if op == "call" and kind == "call":
-                    value = obj.target(*[self.dec(a) for a in msg[2]], **{str(k): self.dec(v) for k, v in msg[3].items()})
-                    return ["ok", wire.encode(value, self._export_quiet)]
+                    args, kwargs = [self.dec(a) for a in msg[2]], {str(k): self.dec(v) for k, v in msg[3].items()}
+                    value = obj.target(*args, **kwargs)
+                    return ["ok", wire.encode(value, self._export_quiet), self._changed(msg, args, kwargs)]
                 if kind != "stream":
                     raise TypeError(f"the test's {op} {msg[2:3]} is not available to the program")
                 obj = obj.target
@@ -326,7 +342,7 @@ class Session:
             if op == "call" and kind in ("call", "object"):
                 args = [self.dec(a) for a in msg[2]]
                 kwargs = {str(k): self.dec(v) for k, v in msg[3].items()}
-                return ["ok", self.enc(obj(*args, **kwargs))]
+                return ["ok", self.enc(obj(*args, **kwargs)), self._changed(msg, args, kwargs)]
             if op == "get" and kind in ("object", "stream") and isinstance(msg[2], str) and not msg[2].startswith("_"):
                 return ["ok", self.enc(getattr(obj, msg[2]))]
             if op == "get" and msg[2] in _FUNCTION_META:  # functools.wraps(test_function), obj.__doc__

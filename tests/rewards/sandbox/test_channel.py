@@ -548,3 +548,21 @@ def test_a_method_of_the_test_case_is_a_callback_and_the_test_case_stays_the_jud
     r = sb.run([Job(code, parse_label({"format": "unittest", "tests": [mod]}))])[0]
     assert [o.status for o in r.outcomes] == ["passed", "passed", "unsupported"], \
         [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_what_a_callable_of_the_test_does_to_the_programs_arguments_reaches_the_program(sb):
+    # `patch('random.shuffle', lambda x: x.reverse())`: in plain Python the test's function gets the program's
+    # own list; what it does to it in place is the program's list's state afterwards. Anything else stays as it
+    # was: a callable that only reads, or a change the channel cannot carry back.
+    code = ("import random\nclass Deck:\n    def __init__(self):\n        self.cards = ['A', 'B', 'C']\n"
+            "    def shuffle(self):\n        random.shuffle(self.cards)\n        return self.cards\n"
+            "    def each(self, fn):\n        box = {'n': 0}\n        fn(self.cards, box=box)\n        return self.cards, box\n")
+    ut = _ut("with mock.patch('random.shuffle', lambda x: x.reverse()):\n    self.assertEqual(Deck().shuffle(), ['C', 'B', 'A'])",
+             "def fn(cards, box):\n    cards.append('D')\n    box['n'] += 1\nself.assertEqual(Deck().each(fn), (['A', 'B', 'C', 'D'], {'n': 1}))",
+             "seen = []\nself.assertEqual(Deck().each(lambda c, box: seen.append(len(c))), (['A', 'B', 'C'], {'n': 0}))\n"
+             "self.assertEqual(seen, [3])",
+             "import threading\ndef fn(cards, box):\n    box['lock'] = threading.Lock()\n    cards.append(2)\n"
+             "self.assertEqual(Deck().each(fn), (['A', 'B', 'C', 2], {'n': 0}))", header="from unittest import mock\n")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert [o.status for o in r.outcomes] == ["passed"] * 4, \
+        [(o.status, o.detail) for o in r.outcomes]
