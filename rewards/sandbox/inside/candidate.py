@@ -224,6 +224,12 @@ class Server:
                 plain = sys.modules["dataclasses"]._FIELD
                 info[P.INFO_FIELDS] = [str(n) for n, f in fields.items()
                                        if getattr(f, "_field_type", None) is plain][:256]
+                eq = cls.__dict__.get("__eq__")
+                if getattr(cls.__dict__.get("__dataclass_params__"), "eq", False) and \
+                        getattr(getattr(eq, "__code__", None), "co_filename", None) == "<string>":
+                    # the == dataclasses generated (never one of the class's own): a tuple of these fields
+                    info[P.INFO_EQ_FIELDS] = [str(n) for n, f in fields.items()
+                                              if getattr(f, "_field_type", None) is plain and f.compare][:256]
         except Exception:
             pass
         return info

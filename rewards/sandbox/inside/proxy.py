@@ -67,6 +67,24 @@ def _view_compare(same):
     return method
 
 
+def _fields_compare(same):
+    """== / != of a dataclass of the program whose class keeps the == dataclasses generated: the tuples of its
+    compared fields, compared here (data, or proxies whose own == is judged as theirs) as that method compares
+    them; the program only says what its fields hold, as returning them would."""
+    def method(self, other):
+        if other is self:
+            return same
+        if type(other) is not type(self):  # another class: the generated method's NotImplemented
+            return NotImplemented
+        names = type(self)._coderl_eq_fields
+        out = tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+        return out if same else not out
+    return method
+
+
+_FIELDS_EQ = {"__eq__": _fields_compare(True), "__ne__": _fields_compare(False)}
+
+
 _VIEW_METHODS = {"__eq__": _view_compare(True), "__ne__": _view_compare(False),
                  "__contains__": lambda self, x: x in _view_now(self)}
 
@@ -101,6 +119,7 @@ class Proxy:
     _coderl_eq = _coderl_ord = False  # the program's class keeps object's ==/!= (ordering: <, <=, >, >=)
     _coderl_type = None  # the genuine standard-library type of the object, when it has one
     _coderl_view = None  # protocol.VIEW_*: a set-like view of a dict of the program
+    _coderl_eq_fields = None  # a dataclass's compared fields, when its class keeps the generated ==
 
     @property
     def __class__(self):
@@ -275,7 +294,10 @@ def _proxy_class(info, session=None):
     abcs = tuple(n for n in abcs[:16] if n in _NOMINAL_ABCS) if type(abcs) is list else ()
     view = info.get(protocol.INFO_VIEW)
     view = view if view in (protocol.VIEW_KEYS, protocol.VIEW_ITEMS) and "__iter__" in key else None
-    shape = (key, nohash, name, real, eq, order, df, maker and maker[1], abcs, view)
+    ef = info.get(protocol.INFO_EQ_FIELDS)
+    ef = tuple(f for f in ef[:256] if type(f) is str and f.isidentifier()) if type(ef) is list and df is not None \
+        else None
+    shape = (key, nohash, name, real, eq, order, df, maker and maker[1], abcs, view, ef)
     cls = cache.get(shape)
     if cls is None:
         body = {"__slots__": (), **{n: OPTIONAL[n] for n in key},
@@ -286,6 +308,8 @@ def _proxy_class(info, session=None):
             body["__hash__"] = None
         if view is not None:
             body.update(_VIEW_METHODS, _coderl_view=view)
+        if ef is not None:
+            body.update(_FIELDS_EQ, _coderl_eq_fields=ef)
         if df is not None:
             body["__dataclass_fields__"] = _dataclass_fields(df)
         if maker is not None:

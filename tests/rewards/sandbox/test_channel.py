@@ -366,6 +366,9 @@ PASSING = {
         "    def run(self):\n        return self.action('x') if self.action else 'none'\n"
         "    def now(self):\n        return datetime.datetime.now()\n"
         "    def db(self):\n        return sqlite3.connect(':memory:')\n"
+        "    def book_of(self, title):\n        return Book(title, 1965, ['tag'])\n"
+        "import dataclasses\n@dataclasses.dataclass\nclass Book:\n    title: str\n    year: int\n"
+        "    tags: list = dataclasses.field(default_factory=list, compare=False)\n"
         "class Adder:\n    def __call__(self, x):\n        return x + 1\n",
         # a kept argument read back through an attribute is the test's own object, changed by either side
         ["rooms = {'single': 3}\nh = Hotel(rooms)\nself.assertIs(h.rooms, rooms)\nh.rooms['single'] = 0\n"
@@ -385,7 +388,10 @@ PASSING = {
          "self.assertEqual(h.run(), 'none')\nh.action = mock.MagicMock(return_value=1)\nself.assertEqual(h.run(), 1)",
          # a callable standard-library object of the program is typed as itself
          "c = Hotel({}).db()\nself.assertIsInstance(c, sqlite3.Connection)\n"
-         "self.assertEqual(c.execute('select 1').fetchall(), [(1,)])\nc.close()"]),
+         "self.assertEqual(c.execute('select 1').fetchall(), [(1,)])\nc.close()",
+         # a dataclass keeping the generated ==: compared on its fields, as that method does
+         "self.assertEqual(Hotel({}).book_of('Dune'), Book('Dune', 1965))\nself.assertIn(Book('Dune', 1965), [Hotel({}).book_of('Dune')])\n"
+         "self.assertNotEqual(Hotel({}).book_of('Dune'), Book('Dune', 1966))\nself.assertNotEqual(Book('Dune', 1965), ('Dune', 1965))"]),
     "views_of_the_programs_dicts": (  # dict views: == and `in` as the genuine view of the items they yield now
         "from collections import OrderedDict\nclass Rates:\n    def __init__(self):\n        self.rates = {'USD': 1.0, 'EUR': 0.9}\n"
         "    def currencies(self):\n        return self.rates.keys()\n    def pairs(self):\n        return self.rates.items()\n"
@@ -565,4 +571,20 @@ def test_what_a_callable_of_the_test_does_to_the_programs_arguments_reaches_the_
              "self.assertEqual(Deck().each(fn), (['A', 'B', 'C', 2], {'n': 0}))", header="from unittest import mock\n")
     r = sb.run([Job(code, parse_label(ut))])[0]
     assert [o.status for o in r.outcomes] == ["passed"] * 4, \
+        [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_a_candidate_claiming_generated_dataclass_equality_decides_nothing(sb):
+    # A dataclass whose class keeps the generated == compares as that method does, on its fields: a candidate
+    # claiming so for an always-equal object only chooses what its fields hold; objects of other classes or
+    # test values never equal it, and the program's own __eq__ never runs.
+    code = ("import sys\nC = sys.modules['inside.candidate']\nhonest = C.Server._info\n"
+            "C.Server._info = lambda self, obj: {**honest(self, obj), 'df': ['x'], 'ef': ['x']}\n"
+            "class Evil:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n        return True\n"
+            "    __hash__ = object.__hash__\n"
+            "def f(x):\n    return Evil(x)\n")
+    ut = _ut("self.assertEqual(f(1), f(2))", "self.assertEqual(f(1), 'secret')", "self.assertEqual(f(1), f(1))",
+             "self.assertIn(f(3), [f(3)])", "self.assertNotEqual(f(1), f(2))")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert [o.status for o in r.outcomes] == ["failed", "failed", "passed", "passed", "passed"], \
         [(o.status, o.detail) for o in r.outcomes]
