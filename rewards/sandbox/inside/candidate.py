@@ -230,6 +230,10 @@ class Server:
                     # the == dataclasses generated (never one of the class's own): a tuple of these fields
                     info[P.INFO_EQ_FIELDS] = [str(n) for n, f in fields.items()
                                               if getattr(f, "_field_type", None) is plain and f.compare][:256]
+                    lt = cls.__dict__.get("__lt__")
+                    if cls.__dict__["__dataclass_params__"].order and \
+                            getattr(getattr(lt, "__code__", None), "co_filename", None) == "<string>":
+                        info[P.INFO_ORDER_FIELDS] = 1  # order=True: <, <=, >, >= on the same tuples
         except Exception:
             pass
         return info

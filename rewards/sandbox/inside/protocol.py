@@ -59,6 +59,7 @@ INFO_ORD = "ord"  # 1: its class keeps object's ordering
 INFO_ABCS = "abc"  # the NOMINAL_ABCS its class is one of
 INFO_FIELDS = "df"  # a dataclass's field names
 INFO_EQ_FIELDS = "ef"  # the fields a dataclass's generated == compares (its class keeps that ==)
+INFO_ORDER_FIELDS = "eo"  # 1: its class keeps the generated ordering too (order=True), on the same fields
 INFO_REF = "r"  # [module, qualname] of the standard-library module or exception class it is
 INFO_BASES = "b"  # an exception class's bases
 INFO_SUBMODULES = "sm"  # a standard-library module's submodules loaded in the program's process

@@ -9,6 +9,7 @@ Unjudgeable. stdlib only: this module runs inside the sandbox (in the judge).
 import collections
 import collections.abc
 import itertools
+import operator
 import sys
 import types
 
@@ -67,22 +68,23 @@ def _view_compare(same):
     return method
 
 
-def _fields_compare(same):
-    """== / != of a dataclass of the program whose class keeps the == dataclasses generated: the tuples of its
-    compared fields, compared here (data, or proxies whose own == is judged as theirs) as that method compares
-    them; the program only says what its fields hold, as returning them would."""
+def _fields_compare(op, identical):
+    """A comparison of a dataclass of the program whose class keeps the methods dataclasses generated: the
+    tuples of its compared fields, compared here (data, or proxies whose own comparisons are judged as theirs)
+    as those methods compare them; the program only says what its fields hold, as returning them would."""
     def method(self, other):
-        if other is self:
-            return same
+        if other is self and identical is not None:
+            return identical
         if type(other) is not type(self):  # another class: the generated method's NotImplemented
             return NotImplemented
         names = type(self)._coderl_eq_fields
-        out = tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
-        return out if same else not out
+        return op(tuple(getattr(self, n) for n in names), tuple(getattr(other, n) for n in names))
     return method
 
 
-_FIELDS_EQ = {"__eq__": _fields_compare(True), "__ne__": _fields_compare(False)}
+_FIELDS_EQ = {"__eq__": _fields_compare(operator.eq, True), "__ne__": _fields_compare(operator.ne, False)}
+_FIELDS_ORDER = {"__lt__": _fields_compare(operator.lt, None), "__le__": _fields_compare(operator.le, None),
+                 "__gt__": _fields_compare(operator.gt, None), "__ge__": _fields_compare(operator.ge, None)}
 
 
 _VIEW_METHODS = {"__eq__": _view_compare(True), "__ne__": _view_compare(False),
@@ -297,7 +299,8 @@ def _proxy_class(info, session=None):
     ef = info.get(protocol.INFO_EQ_FIELDS)
     ef = tuple(f for f in ef[:256] if type(f) is str and f.isidentifier()) if type(ef) is list and df is not None \
         else None
-    shape = (key, nohash, name, real, eq, order, df, maker and maker[1], abcs, view, ef)
+    eo = ef is not None and info.get(protocol.INFO_ORDER_FIELDS) == 1
+    shape = (key, nohash, name, real, eq, order, df, maker and maker[1], abcs, view, ef, eo)
     cls = cache.get(shape)
     if cls is None:
         body = {"__slots__": (), **{n: OPTIONAL[n] for n in key},
@@ -309,7 +312,9 @@ def _proxy_class(info, session=None):
         if view is not None:
             body.update(_VIEW_METHODS, _coderl_view=view)
         if ef is not None:
-            body.update(_FIELDS_EQ, _coderl_eq_fields=ef)
+            body.update(_FIELDS_EQ, **(_FIELDS_ORDER if eo else {}), _coderl_eq_fields=ef)
+            if not nohash:  # a class body defining __eq__ alone would drop the hash (a frozen dataclass has one)
+                body["__hash__"] = Proxy.__hash__
         if df is not None:
             body["__dataclass_fields__"] = _dataclass_fields(df)
         if maker is not None:

@@ -369,6 +369,7 @@ PASSING = {
         "    def book_of(self, title):\n        return Book(title, 1965, ['tag'])\n"
         "import dataclasses\n@dataclasses.dataclass\nclass Book:\n    title: str\n    year: int\n"
         "    tags: list = dataclasses.field(default_factory=list, compare=False)\n"
+        "@dataclasses.dataclass(order=True, frozen=True)\nclass Version:\n    major: int\n    minor: int = 0\n"
         "class Adder:\n    def __call__(self, x):\n        return x + 1\n",
         # a kept argument read back through an attribute is the test's own object, changed by either side
         ["rooms = {'single': 3}\nh = Hotel(rooms)\nself.assertIs(h.rooms, rooms)\nh.rooms['single'] = 0\n"
@@ -391,7 +392,11 @@ PASSING = {
          "self.assertEqual(c.execute('select 1').fetchall(), [(1,)])\nc.close()",
          # a dataclass keeping the generated ==: compared on its fields, as that method does
          "self.assertEqual(Hotel({}).book_of('Dune'), Book('Dune', 1965))\nself.assertIn(Book('Dune', 1965), [Hotel({}).book_of('Dune')])\n"
-         "self.assertNotEqual(Hotel({}).book_of('Dune'), Book('Dune', 1966))\nself.assertNotEqual(Book('Dune', 1965), ('Dune', 1965))"]),
+         "self.assertNotEqual(Hotel({}).book_of('Dune'), Book('Dune', 1966))\nself.assertNotEqual(Book('Dune', 1965), ('Dune', 1965))",
+         # order=True: ordering on the same fields; frozen: hashable as the program hashes it
+         "vs = [Version(1, 10), Version(0, 9), Version(1, 2)]\nself.assertEqual(sorted(vs), [Version(0, 9), Version(1, 2), Version(1, 10)])\n"
+         "self.assertLess(Version(1, 2), Version(1, 10))\nself.assertEqual(len({Version(1, 2), Version(1, 2), Version(2)}), 2)\n"
+         "with self.assertRaises(TypeError):\n    Version(1) < (1, 0)"]),
     "views_of_the_programs_dicts": (  # dict views: == and `in` as the genuine view of the items they yield now
         "from collections import OrderedDict\nclass Rates:\n    def __init__(self):\n        self.rates = {'USD': 1.0, 'EUR': 0.9}\n"
         "    def currencies(self):\n        return self.rates.keys()\n    def pairs(self):\n        return self.rates.items()\n"
@@ -579,12 +584,13 @@ def test_a_candidate_claiming_generated_dataclass_equality_decides_nothing(sb):
     # claiming so for an always-equal object only chooses what its fields hold; objects of other classes or
     # test values never equal it, and the program's own __eq__ never runs.
     code = ("import sys\nC = sys.modules['inside.candidate']\nhonest = C.Server._info\n"
-            "C.Server._info = lambda self, obj: {**honest(self, obj), 'df': ['x'], 'ef': ['x']}\n"
+            "C.Server._info = lambda self, obj: {**honest(self, obj), 'df': ['x'], 'ef': ['x'], 'eo': 1}\n"
             "class Evil:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n        return True\n"
             "    __hash__ = object.__hash__\n"
             "def f(x):\n    return Evil(x)\n")
     ut = _ut("self.assertEqual(f(1), f(2))", "self.assertEqual(f(1), 'secret')", "self.assertEqual(f(1), f(1))",
-             "self.assertIn(f(3), [f(3)])", "self.assertNotEqual(f(1), f(2))")
+             "self.assertIn(f(3), [f(3)])", "self.assertNotEqual(f(1), f(2))", "self.assertLess(f(2), f(1))",
+             "self.assertLess(f(1), 5)")
     r = sb.run([Job(code, parse_label(ut))])[0]
-    assert [o.status for o in r.outcomes] == ["failed", "failed", "passed", "passed", "passed"], \
+    assert [o.status for o in r.outcomes] == ["failed", "failed", "passed", "passed", "passed", "failed", "error"], \
         [(o.status, o.detail) for o in r.outcomes]
