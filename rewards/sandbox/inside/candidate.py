@@ -30,6 +30,7 @@ _GLOBAL_ITEMS = 100_000  # a bigger module-level table stays here as a handle: c
 _TYPE_REFS = {t: ["R", "types", n] for n, t in vars(types).items()
               if isinstance(t, type) and not n.startswith("_")}
 _caps_cache = {}
+_VIEWS = ((type({}.keys()), P.VIEW_KEYS), (type({}.items()), P.VIEW_ITEMS))  # set-like views (OrderedDict's derive)
 
 
 def _caps(t):
@@ -186,7 +187,12 @@ class Server:
                     info[P.INFO_SUBMODULES] = subs[:64]
             return info
         if callable(obj):
-            return {P.INFO_KIND: P.KIND_FUNCTION, P.INFO_CAPS: _caps(type(obj))}
+            info = {P.INFO_KIND: P.KIND_FUNCTION, P.INFO_CAPS: _caps(type(obj))}
+            if type(obj) not in _TYPE_REFS:
+                # a callable object that is no function (a program class with __call__, an sqlite3.Connection):
+                # named, compared and typed as any object; functions and methods stay plain callables
+                info.update(self._class_info(type(obj)))
+            return info
         return {P.INFO_KIND: P.KIND_OBJECT, P.INFO_CAPS: _caps(type(obj)), **self._class_info(type(obj))}
 
     def _class_info(self, cls):
@@ -208,12 +214,26 @@ class Server:
                 info[P.INFO_ABCS] = names
         except Exception:
             pass
+        for view, kind in _VIEWS:  # obj.rates.keys() == {'USD', 'EUR'} in the test
+            if issubclass(cls, view):
+                info[P.INFO_VIEW] = kind
+                break
         try:  # a dataclass's fields are data (dataclasses.asdict / fields / astuple in the test read them)
             fields = cls.__dict__.get("__dataclass_fields__") if "dataclasses" in sys.modules else None
             if type(fields) is dict:
                 plain = sys.modules["dataclasses"]._FIELD
                 info[P.INFO_FIELDS] = [str(n) for n, f in fields.items()
                                        if getattr(f, "_field_type", None) is plain][:256]
+                eq = cls.__dict__.get("__eq__")
+                if getattr(cls.__dict__.get("__dataclass_params__"), "eq", False) and \
+                        getattr(getattr(eq, "__code__", None), "co_filename", None) == "<string>":
+                    # the == dataclasses generated (never one of the class's own): a tuple of these fields
+                    info[P.INFO_EQ_FIELDS] = [str(n) for n, f in fields.items()
+                                              if getattr(f, "_field_type", None) is plain and f.compare][:256]
+                    lt = cls.__dict__.get("__lt__")
+                    if cls.__dict__["__dataclass_params__"].order and \
+                            getattr(getattr(lt, "__code__", None), "co_filename", None) == "<string>":
+                        info[P.INFO_ORDER_FIELDS] = 1  # order=True: <, <=, >, >= on the same tuples
         except Exception:
             pass
         return info
@@ -271,8 +291,8 @@ class Server:
     def _share(self, value, enc):
         """The id value is followed under (ours are negative), or None when it is not followed."""
         for tid, entry in self.retained.items():
-            if entry[0] is value:
-                return tid if tid < 0 else None  # a test's own argument keeps today's copy semantics
+            if entry[0] is value:  # already followed: the program's own (negative) or a test's argument it keeps
+                return tid
         if len(value) > _RETAINED_ITEMS or len(self.retained) >= _RETAINED:
             return None
         self.share_seq -= 1
@@ -291,12 +311,20 @@ class Server:
     def ask(self, proxy, *msg):
         jid = object.__getattribute__(proxy, "_coderl_id")
         op, rest = msg[0], list(msg[1:])
+        args = kwargs = None
         if op == "call":
-            rest = [[self.enc(a) for a in rest[0]], {k: self.enc(v) for k, v in rest[1].items()}]
+            args, kwargs = rest
+            rest = [[self.enc(a) for a in args], {k: self.enc(v) for k, v in kwargs.items()}]
         elif op in ("set", "op") and len(rest) > 1:
             rest = [rest[0], *(self.enc(v) for v in rest[1:])]
         reply = self.chan.request([op, jid, *rest])
         if reply[0] == "ok":
+            # what the test's callable did in place to our arguments (`patch('random.shuffle', lambda x:
+            # x.reverse())`): our objects take it, as they are the very objects it got in plain Python
+            for key, state in reply[2] if args is not None and len(reply) > 2 and type(reply[2]) is list else ():
+                target = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
+                if type(target) in wire.MUTABLE:
+                    wire.write_back(target, self.dec(state))
             return self.dec(reply[1])
         raise wire.build_exception(reply[1], self.resolve)
 
@@ -321,8 +349,11 @@ class Server:
                 value = getattr(target, msg[2])
                 return self._ok(value, sys.getrefcount(value) > _FRESH_REFS)
             if op == "set":
-                setattr(target, msg[2], self.dec(msg[3]))
-                return ["ok", None]
+                value = self.dec(msg[3])
+                watch = self._watch([[0, msg[4]]], [value], {}) if len(msg) > 4 else []
+                refs = [sys.getrefcount(a) for _, a in watch]
+                setattr(target, msg[2], value)
+                return ["ok", None, self._follow(watch, refs, None, None)]
             if op == "del":
                 delattr(target, msg[2])
                 return ["ok", None]

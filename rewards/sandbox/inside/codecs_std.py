@@ -180,8 +180,15 @@ register(Codec("path", ("pa",), (), _enc_path, _dec_path, claims=_module_type("p
 # ------------------------------------------------------------------------------------------- date and time
 
 
+def _types():
+    """datetime's own types, whatever a test patched: `patch('datetime.datetime')` rebinds a name of the module
+    (to a Mock whose `==` would run the test's code, or the program's), never the C module's types themselves."""
+    import datetime  # noqa: F401  (loads _datetime, where CPython has it)
+    return sys.modules.get("_datetime") or sys.modules["datetime"]
+
+
 def _tz(tz):
-    import datetime
+    datetime = _types()
     if tz is None:
         return None
     if type(tz) is datetime.timezone:
@@ -190,7 +197,7 @@ def _tz(tz):
 
 
 def _tz_decode(v):
-    import datetime
+    datetime = _types()
     if v is None:
         return None
     if type(v) is not list or len(v) != 2 or type(v[1]) not in (str, type(None)):
@@ -200,7 +207,7 @@ def _tz_decode(v):
 
 
 def _enc_datetime(obj, t, enc, depth):
-    datetime = sys.modules["datetime"]
+    datetime = _types()
     if t is datetime.datetime:
         return ["dt", "datetime", obj.year, obj.month, obj.day, obj.hour, obj.minute, obj.second, obj.microsecond,
                 _tz(obj.tzinfo), obj.fold]
@@ -212,7 +219,7 @@ def _enc_datetime(obj, t, enc, depth):
 
 
 def _dec_datetime(x, dec, depth):
-    import datetime
+    datetime = _types()
     kind, args = x[1], x[2:]
     num = codec.integer
     if kind == "date":
@@ -228,8 +235,10 @@ def _dec_datetime(x, dec, depth):
 
 def _exact_datetime(obj, t):
     """Exactly one of datetime's four value types (a subclass of them is the program's: a handle)."""
-    datetime = sys.modules.get("datetime")
-    return datetime is not None and t in (datetime.datetime, datetime.date, datetime.time, datetime.timedelta)
+    if "datetime" not in sys.modules:
+        return False
+    datetime = sys.modules.get("_datetime") or sys.modules["datetime"]
+    return t is datetime.datetime or t is datetime.date or t is datetime.time or t is datetime.timedelta
 
 
 def _datetimes(m):

@@ -163,7 +163,10 @@ def _exportable(obj):
         return "call" if _from_tests(obj.__code__) else None
     if t is types.MethodType:
         if _from_tests(getattr(obj.__func__, "__code__", None)):
-            return "call" if _exportable(obj.__self__) == "object" else None
+            # a test's own method, of one of its objects or of the TestCase (`lib.on_add(self.handler)`): only
+            # called, as a function of the test is; the TestCase itself never crosses
+            owner = obj.__self__
+            return "call" if _exportable(owner) == "object" or isinstance(owner, unittest.TestCase) else None
         # a standard-library method bound to the test's data (random.Random(3).randint, counter.most_common)
         return "call" if _data_owner(obj.__self__) else None
     if t is types.GeneratorType:  # the test's own, or mock_open()'s (a program's `for line in f`)
@@ -184,6 +187,8 @@ def _exportable(obj):
         return "object"
     if isinstance(obj, (type, types.ModuleType, BaseException, unittest.TestCase)):
         return None
+    if t is object:  # a bare sentinel (`MISSING = object()`): no state, identity its only behaviour
+        return "object"
     module = getattr(t, "__module__", "")
     if isinstance(module, str) and module.startswith(("test_module_", "__check__")):
         return "object"

@@ -45,6 +45,7 @@ NOMINAL_ABCS = ("Mapping", "MutableMapping", "Sequence", "MutableSequence", "Set
 STREAM_OPS = ("iter", "next", "enter", "exit")
 COMPARE_OPS = ("eq", "ne", "lt", "le", "gt", "ge", "hash")
 OBJECT_OPS = ("len", "bool", "getitem", "contains", "repr", "str", "enter", "exit")
+CALL_OPS = ("bool",)  # of a test's callable the program keeps (`if self.action:`)
 # Generator methods a test may call on a program's generator (["op", id, name, *args]; part of NAMED_OPS).
 GENERATOR_OPS = ("send", "throw", "close")
 
@@ -57,9 +58,13 @@ INFO_EQ = "eq"  # 1: its class keeps object's == and !=
 INFO_ORD = "ord"  # 1: its class keeps object's ordering
 INFO_ABCS = "abc"  # the NOMINAL_ABCS its class is one of
 INFO_FIELDS = "df"  # a dataclass's field names
+INFO_EQ_FIELDS = "ef"  # the fields a dataclass's generated == compares (its class keeps that ==)
+INFO_ORDER_FIELDS = "eo"  # 1: its class keeps the generated ordering too (order=True), on the same fields
 INFO_REF = "r"  # [module, qualname] of the standard-library module or exception class it is
 INFO_BASES = "b"  # an exception class's bases
 INFO_SUBMODULES = "sm"  # a standard-library module's submodules loaded in the program's process
+INFO_VIEW = "vw"  # VIEW_*: a set-like view of a dict (its == is decided by the items it yields, as data)
+VIEW_KEYS, VIEW_ITEMS = "keys", "items"
 KIND_EXC, KIND_CLASS, KIND_MODULE, KIND_FUNCTION, KIND_OBJECT = "exc", "cls", "mod", "fn", "obj"
 # What the candidate may do with an object of the test: the kind in the judge's handle ["h", id, {INFO_KIND: kind}].
 EXPORT_CALL, EXPORT_STREAM, EXPORT_ITERATOR, EXPORT_OBJECT = "call", "stream", "iterator", "object"

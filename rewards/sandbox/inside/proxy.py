@@ -8,6 +8,8 @@ Unjudgeable. stdlib only: this module runs inside the sandbox (in the judge).
 
 import collections
 import collections.abc
+import itertools
+import operator
 import sys
 import types
 
@@ -53,6 +55,49 @@ def _compare(name, same, flag):
     return method
 
 
+_VIEW_ITEMS = 100_000
+
+
+def _view_now(proxy):
+    """A set-like view of the program's dict as a genuine view of the items it yields now: its ==, != and `in`
+    are then decided here, on data (or on proxies, whose own == is judged as theirs); the program only says what
+    the dict holds, as it could by returning those items."""
+    items = list(itertools.islice(iter(proxy), _VIEW_ITEMS + 1))
+    if len(items) > _VIEW_ITEMS:  # the judge holds what it compares: bounded, whatever the program yields
+        raise proxy._coderl_s.unjudgeable(f"a view of more than {_VIEW_ITEMS} items compared")
+    return dict.fromkeys(items).keys() if type(proxy)._coderl_view == protocol.VIEW_KEYS else dict(items).items()
+
+
+def _view_compare(same):
+    def method(self, other):
+        out = _view_now(self).__eq__(other)
+        return out if out is NotImplemented or same else not out
+    return method
+
+
+def _fields_compare(op, identical):
+    """A comparison of a dataclass of the program whose class keeps the methods dataclasses generated: the
+    tuples of its compared fields, compared here (data, or proxies whose own comparisons are judged as theirs)
+    as those methods compare them; the program only says what its fields hold, as returning them would."""
+    def method(self, other):
+        if other is self and identical is not None:
+            return identical
+        if type(other) is not type(self):  # another class: the generated method's NotImplemented
+            return NotImplemented
+        names = type(self)._coderl_eq_fields
+        return op(tuple(getattr(self, n) for n in names), tuple(getattr(other, n) for n in names))
+    return method
+
+
+_FIELDS_EQ = {"__eq__": _fields_compare(operator.eq, True), "__ne__": _fields_compare(operator.ne, False)}
+_FIELDS_ORDER = {"__lt__": _fields_compare(operator.lt, None), "__le__": _fields_compare(operator.le, None),
+                 "__gt__": _fields_compare(operator.gt, None), "__ge__": _fields_compare(operator.ge, None)}
+
+
+_VIEW_METHODS = {"__eq__": _view_compare(True), "__ne__": _view_compare(False),
+                 "__contains__": lambda self, x: x in _view_now(self)}
+
+
 def _binop(name):
     def method(self, other):
         s = self._coderl_s
@@ -82,6 +127,8 @@ class Proxy:
     __slots__ = ("_coderl_s", "_coderl_i", "_coderl_n", "__weakref__")
     _coderl_eq = _coderl_ord = False  # the program's class keeps object's ==/!= (ordering: <, <=, >, >=)
     _coderl_type = None  # the genuine standard-library type of the object, when it has one
+    _coderl_view = None  # protocol.VIEW_*: a set-like view of a dict of the program
+    _coderl_eq_fields = None  # a dataclass's compared fields, when its class keeps the generated ==
 
     @property
     def __class__(self):
@@ -254,7 +301,13 @@ def _proxy_class(info, session=None):
     cache = session.__dict__.setdefault("dataclass_proxies", {}) if maker is not None else _PROXY_CLASSES
     abcs = info.get(protocol.INFO_ABCS)
     abcs = tuple(n for n in abcs[:16] if n in _NOMINAL_ABCS) if type(abcs) is list else ()
-    shape = (key, nohash, name, real, eq, order, df, maker and maker[1], abcs)
+    view = info.get(protocol.INFO_VIEW)
+    view = view if view in (protocol.VIEW_KEYS, protocol.VIEW_ITEMS) and "__iter__" in key else None
+    ef = info.get(protocol.INFO_EQ_FIELDS)
+    ef = tuple(f for f in ef[:256] if type(f) is str and f.isidentifier()) if type(ef) is list and df is not None \
+        else None
+    eo = ef is not None and info.get(protocol.INFO_ORDER_FIELDS) == 1
+    shape = (key, nohash, name, real, eq, order, df, maker and maker[1], abcs, view, ef, eo)
     cls = cache.get(shape)
     if cls is None:
         body = {"__slots__": (), **{n: OPTIONAL[n] for n in key},
@@ -263,6 +316,12 @@ def _proxy_class(info, session=None):
                 "_coderl_type": real, "_coderl_eq": eq, "_coderl_ord": order}
         if nohash:
             body["__hash__"] = None
+        if view is not None:
+            body.update(_VIEW_METHODS, _coderl_view=view)
+        if ef is not None:
+            body.update(_FIELDS_EQ, **(_FIELDS_ORDER if eo else {}), _coderl_eq_fields=ef)
+            if not nohash:  # a class body defining __eq__ alone would drop the hash (a frozen dataclass has one)
+                body["__hash__"] = Proxy.__hash__
         if df is not None:
             body["__dataclass_fields__"] = _dataclass_fields(df)
         if maker is not None:

@@ -208,16 +208,16 @@ class Session:
             exc._coderl_tb = tb[-self.detail_chars:] if self.detail_chars else ""
         return exc
 
-    def _mirrored_request(self, msg):
+    def _mirrored_request(self, msg, pending=None):
         """A request that runs program code other than a call (a generator's next, __enter__/__exit__, a
         property): the state the test shares with the program is mirrored for it as for a call, so what a
         generator prints reaches the test's redirected stdout and a context manager calls the test's
-        patched time.perf_counter."""
+        patched time.perf_counter. pending: the test's containers the request hands over, by their ids."""
         ctx = mirrors.capture(self)
-        if not ctx:
+        if not ctx and not pending:
             return self._request(msg)
         reply = self._request(["with", ctx, msg])
-        mirrors.apply(self, reply[2] if len(reply) > 2 else None, ctx, {})
+        mirrors.apply(self, reply[2] if len(reply) > 2 else None, ctx, pending or {})
         return reply
 
     def get(self, proxy, name):
@@ -225,7 +225,13 @@ class Session:
         return self._adopt(reply, self._result(reply))
 
     def set(self, proxy, name, value):
-        self._result(self._mirrored_request(["set", proxy._coderl_i, name, self.enc(value)]))
+        msg = ["set", proxy._coderl_i, name, self.enc(value)]
+        pending = None
+        if type(value) in wire.MUTABLE:  # `cart.items = items`: one object on both sides while the program keeps it
+            self.track_seq += 1
+            pending = {self.track_seq: value}
+            msg.append(self.track_seq)
+        self._result(self._mirrored_request(msg, pending))
 
     def delete(self, proxy, name):
         self._result(self._mirrored_request(["del", proxy._coderl_i, name]))
@@ -239,13 +245,15 @@ class Session:
         both ways from now on, and the same container handed over again is the test's same object."""
         out = reply[2] if len(reply) > 2 else None
         tid = out.get("shared") if type(out) is dict else None
-        if type(tid) is not int or tid >= 0 or type(value) not in wire.MUTABLE:
+        if type(tid) is not int or type(value) not in wire.MUTABLE:
             return value
         known = self.tracked.get(tid)
         if known is not None and type(known) is type(value):
+            # the test's own argument the program keeps (`Hotel(name, rooms).available_rooms is rooms`) or a
+            # container handed over before: the test's object, in the state the program could give it anyway
             _write_back(known, value)
             value = known
-        elif len(self.tracked) >= self.KEPT:
+        elif tid >= 0 or len(self.tracked) >= self.KEPT:  # the judge's ids are only ever the judge's to give
             return value
         self.tracked[tid] = value
         self.synced[tid] = self._state(value)
@@ -299,14 +307,30 @@ class Session:
             raise self.unjudgeable("the test replaces a name of the solution module (mock.patch?)")
 
     # ---------------------------------------------------------------- the candidate's requests
+    def _changed(self, msg, args, kwargs):
+        """[[key, state]] of the program's mutable arguments the test's callable changed in place, for the
+        candidate to apply to its own objects (what cannot cross back is left as it was)."""
+        out = []
+        for key, a in [*enumerate(args), *kwargs.items()]:
+            if type(a) not in wire.MUTABLE:
+                continue
+            try:
+                state = wire.encode(a, self._export_untainted)
+            except (RecursionError, TypeError, ValueError):  # Unencodable is a TypeError
+                continue
+            if state != (msg[2][key] if type(key) is int else msg[3].get(key)):
+                out.append([key, state])
+        return out
+
     def _serve(self, msg):
         try:
             op, jid = msg[0], msg[1]
             obj, kind = self.exports[jid]
             if type(obj) is _Exported:
                 if op == "call" and kind == "call":
-                    value = obj.target(*[self.dec(a) for a in msg[2]], **{str(k): self.dec(v) for k, v in msg[3].items()})
-                    return ["ok", wire.encode(value, self._export_quiet)]
+                    args, kwargs = [self.dec(a) for a in msg[2]], {str(k): self.dec(v) for k, v in msg[3].items()}
+                    value = obj.target(*args, **kwargs)
+                    return ["ok", wire.encode(value, self._export_quiet), self._changed(msg, args, kwargs)]
                 if kind != "stream":
                     raise TypeError(f"the test's {op} {msg[2:3]} is not available to the program")
                 obj = obj.target
@@ -320,7 +344,7 @@ class Session:
             if op == "call" and kind in ("call", "object"):
                 args = [self.dec(a) for a in msg[2]]
                 kwargs = {str(k): self.dec(v) for k, v in msg[3].items()}
-                return ["ok", self.enc(obj(*args, **kwargs))]
+                return ["ok", self.enc(obj(*args, **kwargs)), self._changed(msg, args, kwargs)]
             if op == "get" and kind in ("object", "stream") and isinstance(msg[2], str) and not msg[2].startswith("_"):
                 return ["ok", self.enc(getattr(obj, msg[2]))]
             if op == "get" and msg[2] in _FUNCTION_META:  # functools.wraps(test_function), obj.__doc__
@@ -346,6 +370,8 @@ class Session:
                     return ["ok", self.enc(_OBJECT_OPS[name](obj))]
                 if kind == "object" and name in _OBJECT_OPS:
                     return ["ok", self.enc(_OBJECT_OPS[name](obj, *args))]
+                if kind == "call" and name in _CALL_OPS:
+                    return ["ok", self.enc(_CALL_OPS[name](obj, *args))]
             raise TypeError(f"the test's {type(obj).__name__} does not support {op} {msg[2:3]}")
         except Exception as e:
             # A builtin or standard-library exception reaches the program as itself (a mock's side_effect of
@@ -369,6 +395,7 @@ _OP_IMPL = {"iter": iter, "next": next, "enter": lambda o: o.__enter__(),
 _STREAM_OPS = {n: _OP_IMPL[n] for n in protocol.STREAM_OPS}
 _COMPARE_OPS = {n: _OP_IMPL[n] for n in protocol.COMPARE_OPS}
 _OBJECT_OPS = {n: _OP_IMPL[n] for n in protocol.OBJECT_OPS}
+_CALL_OPS = {n: _OP_IMPL[n] for n in protocol.CALL_OPS}
 # What functools.wraps reads of a function the program decorates (and a docstring of a test object).
 _FUNCTION_META = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__annotations__"})
 def _own_rows(value, picks, rows):

@@ -13,6 +13,7 @@ limits). The families, in scripts/bench/fidelity/:
   heldout    heldout_style.py: written apart from the others, every label format, other idioms (own report)
   heldout2   heldout2_style.py: written apart from all of them, again (own report)
   imports    imports_style.py: tests using standard-library modules only the program imported (own report)
+  classeval  classeval_style.py: class-level unittest suites in ClassEval's style (own report)
 
     python -m scripts.bench.fidelity                       # HumanEval (~1.9k programs x 3 formats)
     python -m scripts.bench.fidelity --family families     # mbpp + coderm + apps (~1k programs)

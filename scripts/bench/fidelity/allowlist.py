@@ -28,8 +28,6 @@ LIMITS: dict[str, str] = {
     "coderm/matrix": _EQ + "; also `Matrix(...) * 3`, arithmetic between a program object and a test value",
     "coderm/vector": _EQ + "; also `Vector2D(1, -2) * 3`, arithmetic between a program object and a test "
                            "value",
-    "coderm/library": _EQ + " (dataclass equality: `assertEqual(found, [Book(...)])`, "
-                            "`assertIn(book, books)`)",
     "coderm/version": "ordering and equality between objects of the program (`assertLess(Version(a), "
                       "Version(b))`, `sorted(versions)`, a set of them): its __lt__ / __eq__ would decide",
     "coderm/plugin_base": "a test class deriving from a class of the program (`class Reverse(Plugin)` in "

@@ -359,6 +359,53 @@ PASSING = {
         "    def __lt__(self, o):\n        return self.p < o.p\n    def __eq__(self, o):\n        return isinstance(o, Task) and self.p == o.p\n"
         "    def __hash__(self):\n        return hash(self.p)\n    def __str__(self):\n        return 'Task(%s)' % self.name\n"
         "    def __repr__(self):\n        return '<Task %s>' % self.name\n"),
+    "classeval_state": (  # class-level suites: state the test hands over, assigns, patches and reads back
+        "import datetime\nimport sqlite3\nclass Hotel:\n    def __init__(self, rooms):\n        self.rooms = rooms\n        self.action = None\n"
+        "    def free(self, kind):\n        return self.rooms[kind]\n    def book(self, kind):\n        self.rooms[kind] -= 1\n"
+        "    def store(self, x):\n        self.kept = x\n        return self.kept is x\n"
+        "    def run(self):\n        return self.action('x') if self.action else 'none'\n"
+        "    def now(self):\n        return datetime.datetime.now()\n"
+        "    def db(self):\n        return sqlite3.connect(':memory:')\n"
+        "    def book_of(self, title):\n        return Book(title, 1965, ['tag'])\n"
+        "import dataclasses\n@dataclasses.dataclass\nclass Book:\n    title: str\n    year: int\n"
+        "    tags: list = dataclasses.field(default_factory=list, compare=False)\n"
+        "@dataclasses.dataclass(order=True, frozen=True)\nclass Version:\n    major: int\n    minor: int = 0\n"
+        "class Adder:\n    def __call__(self, x):\n        return x + 1\n",
+        # a kept argument read back through an attribute is the test's own object, changed by either side
+        ["rooms = {'single': 3}\nh = Hotel(rooms)\nself.assertIs(h.rooms, rooms)\nh.rooms['single'] = 0\n"
+         "self.assertEqual(h.free('single'), 0)\nh.book('single')\nself.assertEqual(rooms, {'single': -1})",
+         # a container the test assigns to an attribute is one object on both sides
+         "items = {'a': 1}\nh = Hotel({})\nh.rooms = items\nitems['b'] = 2\nself.assertEqual(h.free('b'), 2)\n"
+         "h.book('a')\nself.assertEqual(items, {'a': 0, 'b': 2})\nself.assertIs(h.rooms, items)",
+         "s = object()\nh = Hotel({})\nself.assertTrue(h.store(s))\nself.assertIs(h.kept, s)",  # a bare sentinel
+         # an instance of a program class with __call__ is named and compared as any object of the program
+         "a, b = Adder(), Adder()\nself.assertNotEqual(a, b)\nself.assertEqual(a, a)\nself.assertEqual(a(1), 2)\n"
+         "self.assertEqual(a.__class__.__name__, 'Adder')\nself.assertEqual(type(b).__name__, 'Adder')",
+         # patch('datetime.datetime'): the values that cross are still datetime's own
+         "fixed = datetime.datetime(2020, 5, 5)\nwith mock.patch('datetime.datetime') as m:\n    m.now.return_value = fixed\n"
+         "    self.assertEqual(Hotel({}).now(), fixed)\nself.assertIs(type(Hotel({}).now()), datetime.datetime)",
+         # the truth of a test's callable the program keeps
+         "h = Hotel({})\nh.action = lambda s: s * 2\nself.assertEqual(h.run(), 'xx')\nh.action = None\n"
+         "self.assertEqual(h.run(), 'none')\nh.action = mock.MagicMock(return_value=1)\nself.assertEqual(h.run(), 1)",
+         # a callable standard-library object of the program is typed as itself
+         "c = Hotel({}).db()\nself.assertIsInstance(c, sqlite3.Connection)\n"
+         "self.assertEqual(c.execute('select 1').fetchall(), [(1,)])\nc.close()",
+         # a dataclass keeping the generated ==: compared on its fields, as that method does
+         "self.assertEqual(Hotel({}).book_of('Dune'), Book('Dune', 1965))\nself.assertIn(Book('Dune', 1965), [Hotel({}).book_of('Dune')])\n"
+         "self.assertNotEqual(Hotel({}).book_of('Dune'), Book('Dune', 1966))\nself.assertNotEqual(Book('Dune', 1965), ('Dune', 1965))",
+         # order=True: ordering on the same fields; frozen: hashable as the program hashes it
+         "vs = [Version(1, 10), Version(0, 9), Version(1, 2)]\nself.assertEqual(sorted(vs), [Version(0, 9), Version(1, 2), Version(1, 10)])\n"
+         "self.assertLess(Version(1, 2), Version(1, 10))\nself.assertEqual(len({Version(1, 2), Version(1, 2), Version(2)}), 2)\n"
+         "with self.assertRaises(TypeError):\n    Version(1) < (1, 0)"]),
+    "views_of_the_programs_dicts": (  # dict views: == and `in` as the genuine view of the items they yield now
+        "from collections import OrderedDict\nclass Rates:\n    def __init__(self):\n        self.rates = {'USD': 1.0, 'EUR': 0.9}\n"
+        "    def currencies(self):\n        return self.rates.keys()\n    def pairs(self):\n        return self.rates.items()\n"
+        "    def amounts(self):\n        return self.rates.values()\n    def ordered(self):\n        return OrderedDict(self.rates).keys()\n",
+        ["r = Rates()\nk = r.currencies()\nself.assertEqual(k, {'USD', 'EUR'})\nself.assertIn('EUR', k)\n"
+         "self.assertNotIn('JPY', k)\nr.rates['JPY'] = 150\nself.assertIn('JPY', k)\nself.assertNotEqual(k, {'USD'})",
+         "r = Rates()\nself.assertEqual(r.pairs(), {('USD', 1.0), ('EUR', 0.9)})\nself.assertIn(('EUR', 0.9), r.pairs())\n"
+         "self.assertEqual(r.ordered(), {'EUR', 'USD'})\nself.assertNotEqual(r.currencies(), ['USD', 'EUR'])\n"
+         "self.assertNotEqual(r.amounts(), r.amounts())\nself.assertEqual(sorted(r.amounts()), [0.9, 1.0])"]),
 }
 
 UNSUPPORTED = {  # the program decides, or would see a test's value: "unsupported", whatever the test does
@@ -457,3 +504,93 @@ def test_big_values_stay_with_the_program(sb):
              "self.assertEqual(TABLE[10], 10)\nself.assertEqual(len(TABLE), 3_000_000)", "self.assertEqual(big(3), 'xxx')")
     r = sb.run([Job(code, parse_label(ut))])[0]
     assert r.pass_rate == 1.0, [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_a_claim_of_shared_container_hands_back_only_what_the_program_holds(sb):
+    # The program rewrites its candidate to claim that every result is the first container the judge follows
+    # (the test's argument it kept, tid 1) or one it never saw: the test gets back its own kept object in the
+    # state the program gave it (as an honest `return KEEP[0]` would), never another object of the test.
+    code = ("import sys\nC = sys.modules['inside.candidate']\nok = C.Server._ok\n"
+            "C.Server._ok = lambda self, value, kept: [*ok(self, value, False)[:2], {'shared': 1}]\n"
+            "KEEP = []\ndef keep(d):\n    KEEP.append(d)\n    return len(KEEP)\ndef fresh():\n    return {'a': 1}\n"
+            "def lie():\n    C.Server._ok = lambda self, value, kept: [*ok(self, value, False)[:2], {'shared': 7}]\n"
+            "    return {'b': 2}\n")
+    ut = _ut("other = {'q': 1}\nr = fresh()\nself.assertEqual(r, {'a': 1})\nself.assertIsNot(r, other)\n"
+             "self.assertEqual(other, {'q': 1})",
+             "d = {'z': 0}\nkeep(d)\nother = {'q': 1}\nr = lie()\nself.assertEqual(r, {'b': 2})\nself.assertIsNot(r, d)\n"
+             "self.assertEqual((d, other), ({'z': 0}, {'q': 1}))")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert [o.status for o in r.outcomes] == ["passed", "passed"], [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_a_candidate_claiming_its_object_is_a_dict_view_decides_nothing(sb):
+    # A view's == and `in` are decided on the items the program's object yields: a lie only chooses those items,
+    # as returning them would; an always-equal object never decides, and endless items are never all fetched.
+    code = ("import itertools, sys\nC = sys.modules['inside.candidate']\nhonest = C.Server._info\n"
+            "C.Server._info = lambda self, obj: {**honest(self, obj), 'vw': 'keys'}\n"
+            "class Evil:\n    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n"
+            "    def __contains__(self, x):\n        return True\n    def __iter__(self):\n        return iter(['a'])\n"
+            "class Endless(Evil):\n    def __iter__(self):\n        return itertools.count()\n"
+            "def f():\n    return Evil()\ndef g():\n    return Endless()\n")
+    ut = _ut("self.assertEqual(f(), {'secret'})", "self.assertIn('secret', f())", "self.assertEqual(f(), {'a'})",
+             "self.assertEqual(g(), {1})")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert [o.status for o in r.outcomes] == ["failed", "failed", "passed", "unsupported"], \
+        [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_a_method_of_the_test_case_is_a_callback_and_the_test_case_stays_the_judges(sb):
+    # `lib.on_add(self.handler)`: the program calls the test's own method, as in plain Python; through it the
+    # program reaches neither the TestCase (its assertions, its expected values) nor unittest's own methods.
+    code = ("class Library:\n    def __init__(self):\n        self.listeners = []\n"
+            "    def on_add(self, fn):\n        self.listeners.append(fn)\n"
+            "    def add(self, title):\n        return [fn(title) for fn in self.listeners]\n"
+            "    def peek(self, fn):\n        out = []\n        for name in ('__self__', '__func__', 'expected', 'seen'):\n"
+            "            try:\n                out.append(repr(getattr(fn, name)))\n"
+            "            except Exception as e:\n                out.append(type(e).__name__)\n        return out\n")
+    mod = ("import unittest\nclass T(unittest.TestCase):\n    expected = 'secret'\n"
+           "    def setUp(self):\n        self.seen = []\n"
+           "    def handler(self, title):\n        self.seen.append(title)\n        return len(self.seen)\n"
+           "    def test_callback(self):\n        lib = Library()\n        lib.on_add(self.handler)\n"
+           "        self.assertEqual(lib.add('x'), [1])\n        self.assertEqual(self.seen, ['x'])\n"
+           "    def test_nothing_else(self):\n"
+           "        self.assertEqual(Library().peek(self.handler), ['AttributeError'] * 4)\n"
+           "    def test_unittest_methods_stay(self):\n        lib = Library()\n        lib.on_add(self.fail)\n")
+    r = sb.run([Job(code, parse_label({"format": "unittest", "tests": [mod]}))])[0]
+    assert [o.status for o in r.outcomes] == ["passed", "passed", "unsupported"], \
+        [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_what_a_callable_of_the_test_does_to_the_programs_arguments_reaches_the_program(sb):
+    # `patch('random.shuffle', lambda x: x.reverse())`: in plain Python the test's function gets the program's
+    # own list; what it does to it in place is the program's list's state afterwards. Anything else stays as it
+    # was: a callable that only reads, or a change the channel cannot carry back.
+    code = ("import random\nclass Deck:\n    def __init__(self):\n        self.cards = ['A', 'B', 'C']\n"
+            "    def shuffle(self):\n        random.shuffle(self.cards)\n        return self.cards\n"
+            "    def each(self, fn):\n        box = {'n': 0}\n        fn(self.cards, box=box)\n        return self.cards, box\n")
+    ut = _ut("with mock.patch('random.shuffle', lambda x: x.reverse()):\n    self.assertEqual(Deck().shuffle(), ['C', 'B', 'A'])",
+             "def fn(cards, box):\n    cards.append('D')\n    box['n'] += 1\nself.assertEqual(Deck().each(fn), (['A', 'B', 'C', 'D'], {'n': 1}))",
+             "seen = []\nself.assertEqual(Deck().each(lambda c, box: seen.append(len(c))), (['A', 'B', 'C'], {'n': 0}))\n"
+             "self.assertEqual(seen, [3])",
+             "import threading\ndef fn(cards, box):\n    box['lock'] = threading.Lock()\n    cards.append(2)\n"
+             "self.assertEqual(Deck().each(fn), (['A', 'B', 'C', 2], {'n': 0}))", header="from unittest import mock\n")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert [o.status for o in r.outcomes] == ["passed"] * 4, \
+        [(o.status, o.detail) for o in r.outcomes]
+
+
+def test_a_candidate_claiming_generated_dataclass_equality_decides_nothing(sb):
+    # A dataclass whose class keeps the generated == compares as that method does, on its fields: a candidate
+    # claiming so for an always-equal object only chooses what its fields hold; objects of other classes or
+    # test values never equal it, and the program's own __eq__ never runs.
+    code = ("import sys\nC = sys.modules['inside.candidate']\nhonest = C.Server._info\n"
+            "C.Server._info = lambda self, obj: {**honest(self, obj), 'df': ['x'], 'ef': ['x'], 'eo': 1}\n"
+            "class Evil:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n        return True\n"
+            "    __hash__ = object.__hash__\n"
+            "def f(x):\n    return Evil(x)\n")
+    ut = _ut("self.assertEqual(f(1), f(2))", "self.assertEqual(f(1), 'secret')", "self.assertEqual(f(1), f(1))",
+             "self.assertIn(f(3), [f(3)])", "self.assertNotEqual(f(1), f(2))", "self.assertLess(f(2), f(1))",
+             "self.assertLess(f(1), 5)")
+    r = sb.run([Job(code, parse_label(ut))])[0]
+    assert [o.status for o in r.outcomes] == ["failed", "failed", "passed", "passed", "passed", "failed", "error"], \
+        [(o.status, o.detail) for o in r.outcomes]

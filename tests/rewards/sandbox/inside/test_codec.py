@@ -127,6 +127,19 @@ def test_a_class_with_behaviour_crosses_with_its_class_only_when_the_encoder_sen
     assert link.trip(level.HIGH, send_classes=True)[1] is member  # one stand-in per member
 
 
+def test_datetimes_cross_as_datetimes_own_types_whatever_a_test_patched():
+    # patch('datetime.datetime') rebinds the module's name to a Mock: a value still crosses as a datetime (the
+    # Mock's == is never asked, which once recursed through the channel) and arrives as one, never as a Mock call.
+    import datetime
+    from unittest import mock
+    fixed = datetime.datetime(2020, 5, 5, 1, 2, 3)
+    with mock.patch("datetime.datetime") as m:
+        m.side_effect = AssertionError("the codec called the patched name")
+        m.__eq__ = mock.Mock(side_effect=AssertionError("the codec compared with the patched name"))
+        tree, got = Link().trip([fixed, datetime.date(2024, 2, 29)])
+    assert tree[1][0] == "dt" and type(got[0]) is type(fixed) and got == [fixed, datetime.date(2024, 2, 29)]
+
+
 def test_depth_cycles_and_handles_are_the_drivers():
     link = Link()
     deep = leaf = []
