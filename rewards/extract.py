@@ -208,23 +208,29 @@ def _edge_res(special_tokens: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern]:
     Possessive: a run is consumed token by token without backtracking, so matching is linear; longer tokens
     are tried first, so no token is cut in two by a shorter one it ends or starts with."""
     toks = sorted({t for t in (*_END_TOKENS, *_EDGE_TOKENS, *special_tokens) if t}, key=lambda t: (-len(t), t))
-    fwd = "|".join([r"\s++", _PIPE_TOKEN, *map(re.escape, toks)])
-    rev = "|".join([r"\s++", r"\|>[A-Za-z0-9_.:\-]{1,48}\|<", r"｜>[^｜<>\n]{1,48}｜<",  # _PIPE_TOKEN reversed
+    fwd = "|".join([r"\s++", "\ufeff", _PIPE_TOKEN, *map(re.escape, toks)])
+    rev = "|".join([r"\s++", "\ufeff", r"\|>[A-Za-z0-9_.:\-]{1,48}\|<", r"｜>[^｜<>\n]{1,48}｜<",  # _PIPE_TOKEN reversed
                     *(re.escape(t[::-1]) for t in toks)])
     return re.compile(f"(?:{fwd})*+"), re.compile(f"(?:{rev})*+")
 
 
 def clean_response(text: str, special_tokens: tuple[str, ...] = ()) -> str:
-    """The response without the EOS, pads and special tokens a tokenizer puts at its ends (and whitespace there).
+    """The response without the EOS, pads and special tokens a tokenizer puts at its ends (and whitespace and
+    byte order marks there), every line ending a newline.
 
     Only the runs at the two ends go: a decoded response is ``text + EOS + right pads``, and generation stops
-    at EOS, so an end marker or token-like text before the final run was written as plain text: it stays."""
+    at EOS, so an end marker or token-like text before the final run was written as plain text: it stays.
+    Line endings: Python reads CRLF and a lone CR as a newline (in string literals too), and so does Markdown,
+    but the scanners here split lines at newlines: a response written with CR alone had no fenced block, and
+    one starting with a BOM (which `compile` rejects, `python prog.py` drops) failed the format check and the
+    syntax gate. Each is now graded on the code its plain spelling gives (red team r27)."""
     lead_re, trail_re = _edge_res(tuple(special_tokens))
     lead = lead_re.match(text).end()
     if lead == len(text):
         return ""
     trail = trail_re.match(text[::-1]).end()
-    return text[lead:len(text) - trail]
+    out = text[lead:len(text) - trail]
+    return out.replace("\r\n", "\n").replace("\r", "\n") if "\r" in out else out
 
 
 # ---------------------------------------------------------------------------------------------- code
