@@ -9,7 +9,16 @@ import types
 
 from . import channel, mirrors, protocol, wire
 from .guards import _accepted_ref, _exportable, _Exported, _known, _may_set, _write_back
-from .proxy import CandidateGone, ProgramInterrupt, ProgramStopIteration, Unjudgeable, _is_proxy, _loaded, _proxy_class, _synth_str
+from .proxy import (
+    CandidateGone,
+    ProgramInterrupt,
+    ProgramStopIteration,
+    Unjudgeable,
+    _is_proxy,
+    _loaded,
+    _proxy_class,
+    _synth_str,
+)
 
 
 def _same(current, saved):
