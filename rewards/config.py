@@ -80,6 +80,9 @@ class RewardConfig(_Section):
     all_pass_bonus: float = Field(0.0, ge=0, description="Extra reward when every test passes (0 = off); added after normalisation.")
     length_soft_limit_chars: int = Field(4000, ge=1, description="Responses longer than this start losing the length component.")
     length_hard_limit_chars: int = Field(12000, ge=2, description="At or past this, the length component is 0 (linear in between).")
+    syntax_max_chars: int = Field(65_536, ge=1, description="Extracted code longer than this counts as not compiling "
+                                  "(a syntax failure, never run) without being compiled: the syntax check is one "
+                                  "helper process, so one 2 MB response held every check behind it up to 30 s.")
     answer_format: AnswerFormat = Field(
         "think_answer", description="Format check for rows whose label.extra.answer_format is unset; must agree with the preprocessor's prompt.")
     unmatched_reward: float = Field(0.0, description="Reward for a query whose problem is not in the dataset.")
