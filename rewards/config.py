@@ -47,7 +47,8 @@ class SandboxConfig(_Section):
                                                          "that did not (0 = off).")
     starved_factor: float = Field(3.0, ge=1, le=20, description="Time a test waits for a CPU held by other load is "
                                                                 "not charged to it, until its wall clock reaches this "
-                                                                "many times its limit (1 = plain wall clock).")
+                                                                "many times its limit, or its job's processes used its "
+                                                                "limit in CPU time (1 = plain wall clock).")
     cpu_time_s: int = Field(10, ge=1, le=600, description="RLIMIT_CPU per job child, in CPU-seconds.")
     memory_mb: int = Field(1024, ge=64, le=65536, description="RLIMIT_AS per job child (address space), MiB.")
     max_file_size_mb: int = Field(16, ge=1, le=4096, description="RLIMIT_FSIZE: largest file a job may write.")
