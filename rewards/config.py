@@ -47,7 +47,8 @@ class SandboxConfig(_Section):
                                                          "that did not (0 = off).")
     starved_factor: float = Field(3.0, ge=1, le=20, description="Time a test waits for a CPU held by other load is "
                                                                 "not charged to it, until its wall clock reaches this "
-                                                                "many times its limit (1 = plain wall clock).")
+                                                                "many times its limit, or its job's processes used its "
+                                                                "limit in CPU time (1 = plain wall clock).")
     cpu_time_s: int = Field(10, ge=1, le=600, description="RLIMIT_CPU per job child, in CPU-seconds.")
     memory_mb: int = Field(1024, ge=64, le=65536, description="RLIMIT_AS per job child (address space), MiB.")
     max_file_size_mb: int = Field(16, ge=1, le=4096, description="RLIMIT_FSIZE: largest file a job may write.")
@@ -80,6 +81,9 @@ class RewardConfig(_Section):
     all_pass_bonus: float = Field(0.0, ge=0, description="Extra reward when every test passes (0 = off); added after normalisation.")
     length_soft_limit_chars: int = Field(4000, ge=1, description="Responses longer than this start losing the length component.")
     length_hard_limit_chars: int = Field(12000, ge=2, description="At or past this, the length component is 0 (linear in between).")
+    syntax_max_chars: int = Field(65_536, ge=1, description="Extracted code longer than this counts as not compiling "
+                                  "(a syntax failure, never run) without being compiled: the syntax check is one "
+                                  "helper process, so one 2 MB response held every check behind it up to 30 s.")
     answer_format: AnswerFormat = Field(
         "think_answer", description="Format check for rows whose label.extra.answer_format is unset; must agree with the preprocessor's prompt.")
     unmatched_reward: float = Field(0.0, description="Reward for a query whose problem is not in the dataset.")

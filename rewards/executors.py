@@ -7,6 +7,13 @@ resamples the same prompt many times), jobs are cut into chunks, and each chunk 
 down to the pool, which cuts (and stops) what is unfinished when it passes: such results come back with
 JobResult.infra == "deadline" (or "probe": the first run of a job whose rerun was cut), and the cache never
 keeps them. A chunk that does not answer even then (a lost Ray actor) comes back as None.
+
+With the cache on, a key runs once across concurrent batches too (single flight): a batch that meets a key
+another batch is running awaits that run's verdict instead of running it again, so the verdict a batch gets,
+and the one the cache keeps, never depend on which batch's run ends first (a program slow only when wrong
+would otherwise have its fast passes cached first). A batch whose deadline passes while it waits gets the cut
+it would have got running the job itself; one whose owner's run ends without a verdict of the program (cut by
+the owner's deadline, an executor failure, a cancelled batch) runs the job itself in what time it has left.
 """
 
 from __future__ import annotations
@@ -24,14 +31,32 @@ from dataclasses import replace
 from pathlib import Path
 
 from coderl.rewards.config import SandboxConfig
-from coderl.rewards.result_cache import KEY_BYTES, ResultCache, limits_digest, result_key
-from coderl.rewards.sandbox import Job, JobResult, Sandbox
+from coderl.rewards.result_cache import KEY_BYTES, ResultCache, limits_digest, program_decided, result_key
+from coderl.rewards.sandbox import Job, JobResult, Sandbox, TestOutcome, count_tests
+from coderl.rewards.sandbox.inside.framing import CUT_DETAIL
 
 log = logging.getLogger("coderl.reward_server")
 _LATE_S = 10.0  # how long past the deadline a chunk may take to bring back its cut results (a Ray round trip)
 
 def _failed(detail: str) -> JobResult:
     return JobResult(outcomes=[], expected=0, detail=detail, infra="executor")
+
+
+def _chunk_results(task: asyncio.Future, n: int) -> list[JobResult | None]:
+    """The results of an ended chunk of n jobs: a failed chunk's jobs failed (infra), a cancelled one's None."""
+    if task.cancelled():
+        return [None] * n
+    if task.exception() is not None:
+        return [_failed(f"executor error: {task.exception()!r}") for _ in range(n)]
+    res = task.result()
+    return res if len(res) == n else [_failed("executor returned a wrong number of results")] * n
+
+
+def _cut(job: Job, waited_s: float) -> JobResult:
+    """What the pool gives a job the batch deadline cut before any run of it ended."""
+    n = count_tests(job.label)
+    return JobResult([TestOutcome("timeout", 0.0, CUT_DETAIL) for _ in range(n)], n, waited_s,
+                     detail=CUT_DETAIL, infra="deadline")
 
 
 class BaseExecutor:
@@ -45,6 +70,8 @@ class BaseExecutor:
         self.result_cache = result_cache
         self.chunk_size = chunk_size
         self._abandoned: set[asyncio.Future] = set()
+        # cache key -> the verdict of the run of it a batch now in flight owns (single flight across batches)
+        self._inflight: dict[bytes, asyncio.Future] = {}
         self.last_stats: dict = {}
 
     def _forget(self, task: asyncio.Future) -> None:
@@ -82,15 +109,18 @@ class BaseExecutor:
         # least 8 jobs, so that many workers do not make a batch many calls (each has a fixed cost).
         return max(min(n, 8), math.ceil(n / (4 * self.workers)))
 
-    def _lookup(self, part: Sequence[Job], todo: OrderedDict[bytes, list[int]],
-                base: int) -> tuple[list[JobResult | None], list[bytes]]:
+    def _lookup(self, part: Sequence[Job], keys: list[bytes], todo: OrderedDict[bytes, list[int]], base: int,
+                owned: dict[bytes, asyncio.Future], borrowed: dict[bytes, asyncio.Future],
+                ) -> tuple[list[JobResult | None], list[bytes]]:
         """For jobs base.. of a batch: the results the cache already has, and the keys of those still to run
-        (added to todo, which groups the batch's job indices by key: a duplicate shares the first one's run)."""
-        cache, limits, dedup = self.result_cache, limits_digest(self.sandbox_cfg), self.sandbox_cfg.dedup
+        (added to todo, which groups the batch's job indices by key: a duplicate shares the first one's run).
+        A key another batch is running goes to borrowed (its run's future), one this batch runs to owned. On
+        the event loop, in one step: between the cache's answer and the reservation no run can end."""
+        cache, dedup = self.result_cache, self.sandbox_cfg.dedup
+        loop = asyncio.get_running_loop()
         results: list[JobResult | None] = [None] * len(part)
         new: list[bytes] = []
-        for i, job in enumerate(part):
-            k = result_key(job, limits)
+        for i, k in enumerate(keys):
             idx = todo.get(k) if dedup else None
             if idx is not None:
                 idx.append(base + i)
@@ -100,8 +130,46 @@ class BaseExecutor:
                 if not dedup:  # a run of its own: the key made unique by the job's place (the cache's: k[:KEY_BYTES])
                     k += (base + i).to_bytes(8, "little")
                 todo[k] = [base + i]
-                new.append(k)
+                if cache is None or not dedup:
+                    new.append(k)
+                elif (run := self._inflight.get(k)) is not None and run.get_loop() is loop:
+                    borrowed[k] = run
+                else:
+                    owned[k] = self._inflight[k] = loop.create_future()
+                    new.append(k)
         return results, new
+
+    def _settle(self, k: bytes, res: JobResult | None, owned: dict[bytes, asyncio.Future]) -> None:
+        """Record the run of a key this batch owns, once, as soon as its chunk ends: the cache first (a miss
+        too: the key's first run, so it is never cached), then the batches awaiting it (in one step on the
+        event loop, so that no batch finds neither)."""
+        run = owned.pop(k, None)
+        if run is None:
+            return
+        self.result_cache.put(k[:KEY_BYTES], res)
+        if self._inflight.get(k) is run:
+            del self._inflight[k]
+        if not run.done():
+            run.set_result(res)
+
+    async def _borrow(self, k: bytes, run: asyncio.Future, todo: OrderedDict[bytes, list[int]], jobs: list[Job],
+                      deadline: float, deadline_s: float, owned: dict[bytes, asyncio.Future],
+                      reran: set[bytes]) -> JobResult | None:
+        """The verdict of another batch's run of k, awaited until this batch's deadline (then cut, as the pool
+        cuts a job that has not ended); if that run ends with no verdict of the program, this batch runs k."""
+        t0 = time.monotonic()
+        try:
+            res = await asyncio.wait_for(asyncio.shield(run), timeout=max(deadline - t0, 0.0))
+        except TimeoutError:
+            return _cut(jobs[todo[k][0]], time.monotonic() - t0)
+        if program_decided(res):
+            return replace(res, cached=True)
+        if time.monotonic() >= deadline:
+            return _cut(jobs[todo[k][0]], time.monotonic() - t0)
+        owned[k] = self._inflight[k] = asyncio.get_running_loop().create_future()
+        reran.add(k)
+        out = await self._wait([self._start([k], todo, jobs, deadline, owned=owned)], deadline + _LATE_S, deadline_s, 1)
+        return out[k]
 
     async def run(self, jobs: Sequence[Job], deadline_s: float,
                   progress: Callable[[int], None] | None = None) -> list[JobResult | None]:
@@ -124,26 +192,42 @@ class BaseExecutor:
         results: list[JobResult | None] = []
         todo: OrderedDict[bytes, list[int]] = OrderedDict()
         size, waiting, chunks = self._chunk_len(expected), [], []
-        async for part in parts:
-            base = len(jobs)
-            jobs.extend(part)
-            # Off the event loop: hashing a big batch's code takes tens of milliseconds.
-            res, new = await asyncio.to_thread(self._lookup, part, todo, base)
-            results.extend(res)
-            waiting.extend(new)
-            if progress is not None:
-                progress(len(res) - res.count(None))
-            while len(waiting) >= size:
-                chunks.append(self._start(waiting[:size], todo, jobs, t0 + deadline_s, progress))
-                del waiting[:size]
-        if waiting:
-            chunks.append(self._start(waiting, todo, jobs, t0 + deadline_s, progress))
-        outs = await self._wait(chunks, t0 + deadline_s + _LATE_S, deadline_s, len(todo))
+        owned: dict[bytes, asyncio.Future] = {}
+        borrowed: dict[bytes, asyncio.Future] = {}
+        reran: set[bytes] = set()
+        limits = limits_digest(self.sandbox_cfg)
+        try:
+            async for part in parts:
+                base = len(jobs)
+                jobs.extend(part)
+                # Off the event loop: hashing a big batch's code takes tens of milliseconds.
+                keys = await asyncio.to_thread(lambda p=part: [result_key(job, limits) for job in p])
+                res, new = self._lookup(part, keys, todo, base, owned, borrowed)
+                results.extend(res)
+                waiting.extend(new)
+                if progress is not None:
+                    progress(len(res) - res.count(None))
+                while len(waiting) >= size:
+                    chunks.append(self._start(waiting[:size], todo, jobs, t0 + deadline_s, progress, owned))
+                    del waiting[:size]
+            if waiting:
+                chunks.append(self._start(waiting, todo, jobs, t0 + deadline_s, progress, owned))
+            lent = list(borrowed)
+            outs, *got = await asyncio.gather(
+                self._wait(chunks, t0 + deadline_s + _LATE_S, deadline_s, len(todo) - len(lent)),
+                *(self._borrow(k, borrowed[k], todo, jobs, t0 + deadline_s, deadline_s, owned, reran) for k in lent))
+        finally:  # chunks abandoned, the batch cancelled or failed: those awaiting its runs run them themselves
+            for k in list(owned):
+                self._settle(k, None, owned)
+        if self.result_cache is not None and not self.sandbox_cfg.dedup:  # runs of their own, none owned
+            for k, res in outs.items():
+                self.result_cache.put(k[:KEY_BYTES], res)
+        outs.update(zip(lent, got, strict=True))
+        if progress is not None and lent:
+            progress(sum(len(todo[k]) for k in lent))
         missed = cut = probed = infra = shared = 0
         for k, idx in todo.items():
             res = outs[k]
-            if self.result_cache is not None:  # a miss too: the key's first run, so it is never cached
-                self.result_cache.put(k[:KEY_BYTES], res)
             if res is None:
                 missed += len(idx)
                 continue
@@ -157,8 +241,10 @@ class BaseExecutor:
                 results[i] = res if n == 0 else replace(res, cached=True)
             shared += len(idx) - 1
         hits = len(jobs) - len(todo) - shared
-        stats = {"jobs": len(jobs), "executed": len(todo), "cache_hits": hits + shared,
-                 "result_cache_hits": hits, "deadline_missed": missed, "deadline_cut": cut, "deadline_probe": probed,
+        joined = sum(1 for k in lent if outs[k] is not None and outs[k].cached)  # the others: cut waiting, or run here
+        stats = {"jobs": len(jobs), "executed": len(todo) - len(lent) + len(reran), "cache_hits": hits + shared + joined,
+                 "result_cache_hits": hits, "inflight_joined": joined,
+                 "deadline_missed": missed, "deadline_cut": cut, "deadline_probe": probed,
                  "infra_failed": infra,
                  "seconds": time.monotonic() - t0}
         if cut or missed:
@@ -174,12 +260,19 @@ class BaseExecutor:
         return results
 
     def _start(self, keys: list[bytes], todo: OrderedDict[bytes, list[int]], jobs: list[Job], deadline: float,
-               progress: Callable[[int], None] | None = None) -> tuple[list[bytes], asyncio.Future]:
-        """A chunk of the batch's unique jobs, running until the batch deadline (a monotonic time)."""
+               progress: Callable[[int], None] | None = None,
+               owned: dict[bytes, asyncio.Future] | None = None) -> tuple[list[bytes], asyncio.Future]:
+        """A chunk of the batch's unique jobs, running until the batch deadline (a monotonic time); the keys of
+        it this batch owns are settled as soon as it ends."""
         left = max(deadline - time.monotonic(), 0.0)
         task = asyncio.ensure_future(self._run_chunk([jobs[todo[k][0]] for k in keys], left))
         if progress is not None:
             task.add_done_callback(lambda _: progress(sum(len(todo[k]) for k in keys)))
+        if owned:
+            def settle(t: asyncio.Future) -> None:
+                for k, res in zip(keys, _chunk_results(t, len(keys)), strict=True):
+                    self._settle(k, res, owned)
+            task.add_done_callback(settle)
         return keys, task
 
     async def _wait(self, chunks: list[tuple[list[bytes], asyncio.Future]], deadline: float, deadline_s: float,
@@ -199,16 +292,15 @@ class BaseExecutor:
         out: dict[bytes, JobResult | None] = {}
         for keys, task in chunks:
             if task in pending:
-                res: list = [None] * len(keys)
+                out.update(dict.fromkeys(keys))
+                continue
+            if task.cancelled():
+                pass
             elif task.exception() is not None:
                 log.error("executor failed on %d jobs (scored as failed): %r", len(keys), task.exception())
-                res = [_failed(f"executor error: {task.exception()!r}") for _ in keys]
-            else:
-                res = task.result()
-                if len(res) != len(keys):
-                    log.error("executor returned %d results for %d jobs", len(res), len(keys))
-                    res = [_failed("executor returned a wrong number of results")] * len(keys)
-            out.update(zip(keys, res, strict=True))
+            elif len(task.result()) != len(keys):
+                log.error("executor returned %d results for %d jobs", len(task.result()), len(keys))
+            out.update(zip(keys, _chunk_results(task, len(keys)), strict=True))
         return out
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from coderl.rewards.syntax import parses
+from coderl.rewards.syntax import MAX_CHARS, parses
 
 # Tokens a tokenizer puts at the end of a response (EOS, end of turn, pads). They are removed only there, and
 # at the start: never by pattern inside the text, where the same characters written as plain text (a comment
@@ -208,23 +208,29 @@ def _edge_res(special_tokens: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern]:
     Possessive: a run is consumed token by token without backtracking, so matching is linear; longer tokens
     are tried first, so no token is cut in two by a shorter one it ends or starts with."""
     toks = sorted({t for t in (*_END_TOKENS, *_EDGE_TOKENS, *special_tokens) if t}, key=lambda t: (-len(t), t))
-    fwd = "|".join([r"\s++", _PIPE_TOKEN, *map(re.escape, toks)])
-    rev = "|".join([r"\s++", r"\|>[A-Za-z0-9_.:\-]{1,48}\|<", r"｜>[^｜<>\n]{1,48}｜<",  # _PIPE_TOKEN reversed
+    fwd = "|".join([r"\s++", "\ufeff", _PIPE_TOKEN, *map(re.escape, toks)])
+    rev = "|".join([r"\s++", "\ufeff", r"\|>[A-Za-z0-9_.:\-]{1,48}\|<", r"｜>[^｜<>\n]{1,48}｜<",  # _PIPE_TOKEN reversed
                     *(re.escape(t[::-1]) for t in toks)])
     return re.compile(f"(?:{fwd})*+"), re.compile(f"(?:{rev})*+")
 
 
 def clean_response(text: str, special_tokens: tuple[str, ...] = ()) -> str:
-    """The response without the EOS, pads and special tokens a tokenizer puts at its ends (and whitespace there).
+    """The response without the EOS, pads and special tokens a tokenizer puts at its ends (and whitespace and
+    byte order marks there), every line ending a newline.
 
     Only the runs at the two ends go: a decoded response is ``text + EOS + right pads``, and generation stops
-    at EOS, so an end marker or token-like text before the final run was written as plain text: it stays."""
+    at EOS, so an end marker or token-like text before the final run was written as plain text: it stays.
+    Line endings: Python reads CRLF and a lone CR as a newline (in string literals too), and so does Markdown,
+    but the scanners here split lines at newlines: a response written with CR alone had no fenced block, and
+    one starting with a BOM (which `compile` rejects, `python prog.py` drops) failed the format check and the
+    syntax gate. Each is now graded on the code its plain spelling gives (red team r27)."""
     lead_re, trail_re = _edge_res(tuple(special_tokens))
     lead = lead_re.match(text).end()
     if lead == len(text):
         return ""
     trail = trail_re.match(text[::-1]).end()
-    return text[lead:len(text) - trail]
+    out = text[lead:len(text) - trail]
+    return out.replace("\r\n", "\n").replace("\r", "\n") if "\r" in out else out
 
 
 # ---------------------------------------------------------------------------------------------- code
@@ -432,7 +438,7 @@ def _definition_re(entry_point: str) -> re.Pattern:
                       rf"(?:from[ \t][^\n]*)?import[ \t][^\n]*\b{ep}\b)", re.M)
 
 
-def _choose(text: str, blocks: list[Block], entry_point: str | None) -> Block | None:
+def _choose(text: str, blocks: list[Block], entry_point: str | None, max_chars: int) -> Block | None:
     """The block to grade: of the Python blocks (else of all), the last one; but when the label names an entry
     point and that block does not bind it (an "example usage" or test block after the solution), the last
     earlier one that does. Without an entry point (stdio: the program is a script) the last one.
@@ -441,7 +447,7 @@ def _choose(text: str, blocks: list[Block], entry_point: str | None) -> Block | 
     as a complete program: when it compiles. The text of a later block can only move the choice to an
     earlier block that defines the program itself, never to prose or to a block that does not."""
     cands = [b for b in blocks if b.lang in _PY_LANGS] or blocks
-    if cands and not cands[-1].closed and not parses(text[cands[-1].body:cands[-1].body_end]):
+    if cands and not cands[-1].closed and not parses(text[cands[-1].body:cands[-1].body_end], max_chars):
         cands = cands[:-1]
     if not cands or not entry_point:
         return cands[-1] if cands else None
@@ -471,7 +477,7 @@ class Extracted:
     source: str
 
 
-def extract_code(response: str, entry_point: str | None = None) -> Extracted:
+def extract_code(response: str, entry_point: str | None = None, max_chars: int = MAX_CHARS) -> Extracted:
     """The code to grade: one contiguous span of the response, exactly as written (docs/sandbox.md, "Extraction").
 
     The structure is read once from the start (fenced blocks are opaque, so tags inside code never count):
@@ -479,14 +485,15 @@ def extract_code(response: str, entry_point: str | None = None) -> Extracted:
     reasoning (the last </think>; nothing while a <think> that opens the response is unclosed) and after an
     <answer> left open (a response cut off), the block _choose picks, a block with fences not on their own
     lines, or the text itself when it compiles.
-    entry_point (the label's) tells a solution block from a block that only uses it."""
+    entry_point (the label's) tells a solution block from a block that only uses it; code compiles only within
+    max_chars (RewardConfig.syntax_max_chars)."""
     blocks = _scan_blocks(response)
     prose = _Prose(response, blocks)
     ans = prose.answer()
     if ans is not None:
         lo, hi = ans
         inside = [b for b in blocks if lo <= b.start and b.end <= hi]
-        chosen = _choose(response, inside, entry_point) if inside else None
+        chosen = _choose(response, inside, entry_point, max_chars) if inside else None
         if chosen is not None:
             return Extracted(response[chosen.body:chosen.body_end], "answer_block")
         code = None if inside else _loose_choice(response, lo, hi)
@@ -506,7 +513,7 @@ def extract_code(response: str, entry_point: str | None = None) -> Extracted:
     if opened >= 0:
         lo = opened + len("<answer>")
     scope = [b for b in blocks if b.start >= lo]
-    chosen = _choose(response, scope, entry_point)
+    chosen = _choose(response, scope, entry_point, max_chars)
     if chosen is not None:
         source = ("truncated_block" if not chosen.closed else
                   "python_block" if chosen.lang in _PY_LANGS else "block")
@@ -516,7 +523,7 @@ def extract_code(response: str, entry_point: str | None = None) -> Extracted:
         if code is not None:
             return Extracted(code, "python_block")
     rest = response[lo:]
-    if not scope and parses(rest):
+    if not scope and parses(rest, max_chars):
         return Extracted(rest.strip("\n"), "raw")
     return Extracted(None, "none")
 

@@ -142,15 +142,17 @@ class Scorer:
             response = split.response if split is not None else strip_leading_pads(query)
         specials = self.index.special_tokens if self.index is not None else ()
         response = clean_response(response, specials)
-        extracted = extract_code(response, lab.entry_point)
+        extracted = extract_code(response, lab.entry_point, self.cfg.syntax_max_chars)
         fmt = lab.extra.get("answer_format") if isinstance(lab.extra, dict) else None
         if fmt not in ANSWER_FORMATS:
             fmt = self.cfg.answer_format
         # Raw code and a truncated block were only extracted because they compile: not compiled twice.
         if extracted.code is None or extracted.source in ("raw", "truncated_block"):
             syntax = extracted.code is not None
+        elif len(extracted.code) > self.cfg.syntax_max_chars:  # never run: the bound is cheap to apply first
+            syntax = False
         else:
-            syntax = parses(extracted.code) if check_syntax else None
+            syntax = parses(extracted.code, self.cfg.syntax_max_chars) if check_syntax else None
         return Prepared(lab, response, extracted, format_ok(response, fmt, extracted), syntax, how)
 
     def prepare(self, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
@@ -192,7 +194,7 @@ class Scorer:
             res = by_pos.get(i)
             syntax_ok = p.syntax_ok
             if syntax_ok is None:
-                syntax_ok = compiled(res) or parses(p.extracted.code)
+                syntax_ok = compiled(res) or parses(p.extracted.code, self.cfg.syntax_max_chars)
             cut = ran and (res is None or res.infra == "deadline")
             if not syntax_ok:  # scored as code that was never run, as when the check came first
                 ran, res, cut = False, None, False

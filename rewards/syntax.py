@@ -27,7 +27,15 @@ log = logging.getLogger("coderl.reward_server")
 # 16 K response of them held the server's GIL ~0.5 s (honest 16 K code: ~35 ms); at 4 K the worst is ~30 ms.
 # Past ~22 K characters the nesting limit makes the worst case linear, ~50 us per character, in the helper.
 INLINE_CHARS = 4_096
-TIMEOUT_S = 30.0  # a 2 MB program parses in ~5 s on a CI core; past this it counts as not compiling
+# The helper is one process answering one request at a time, so what one request may cost is bounded twice. By
+# size: code longer than MAX_CHARS (RewardConfig.syntax_max_chars; 16 K tokens of code, 16x the default
+# generation length) counts as not compiling without being compiled: a 2 MB response held the helper (and
+# every check queued behind it) up to TIMEOUT_S. By time: honest code compiles at ~1 us per character (0.8-1.1
+# on a loaded 2-core machine), hostile code (nested lambdas) at up to ~85; a request gets 1 s plus 20 us per
+# character (20x honest), so a hostile 64 K response costs at most ~2.3 s, not ~5.5 s (red team r27).
+MAX_CHARS = 65_536
+_BASE_S, _PER_CHAR_S = 1.0, 20e-6
+TIMEOUT_S = 30.0  # the most any request may take, whatever its size
 _HELPER_MEMORY_BYTES = 4 << 30
 # Python rejects these outside string literals and comments (the other Unicode whitespace included), and
 # no statement starts with these; text showing either where no string or comment can have begun yet
@@ -83,13 +91,14 @@ class _Helper:
             proc.wait()
 
     def parses(self, data: bytes) -> bool:
+        timeout = min(TIMEOUT_S, _BASE_S + _PER_CHAR_S * len(data))
         with self._lock:
             for _ in range(2):  # a helper that died since the last call gets one restart
                 proc = self._start()
                 try:
                     proc.stdin.write(len(data).to_bytes(8, "little") + data)
                     proc.stdin.flush()
-                    ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT_S)
+                    ready, _, _ = select.select([proc.stdout], [], [], timeout)
                     reply = proc.stdout.read(1) if ready else b"timeout"
                 except OSError:
                     reply = b""
@@ -97,8 +106,8 @@ class _Helper:
                     return reply == b"1"
                 self.close()
                 if reply == b"timeout":
-                    log.warning("parsing a %d-byte response took over %.0fs; it counts as not compiling",
-                                len(data), TIMEOUT_S)
+                    log.warning("parsing a %d-byte response took over %.1fs; it counts as not compiling",
+                                len(data), timeout)
                     return False
             return False
 
@@ -118,9 +127,9 @@ def _surely_not_python(code: str) -> bool:
     return _NEVER_OUTSIDE_STRINGS_RE.search(code, 0, m.start() if m else len(code)) is not None
 
 
-def parses(code: str) -> bool:
-    """True when code is non-empty Python that compiles."""
-    if not code or not code.strip():
+def parses(code: str, max_chars: int = MAX_CHARS) -> bool:
+    """True when code is non-empty Python that compiles, in at most max_chars characters."""
+    if not code or len(code) > max_chars or not code.strip():
         return False
     if len(code) > INLINE_CHARS:
         if _surely_not_python(code):

@@ -140,3 +140,78 @@ def test_a_label_is_serialised_once_from_parse_to_the_judge(monkeypatch):
             res = asyncio.run(ex.run([Job(GOOD + f"# {i}\n", label) for i in range(6)], 60))
             assert [r.pass_rate for r in res] == [1.0] * 6
     assert len(dumps) == 1 and plan(label)["digest"] == label.digest and len(label.digest) == 64
+
+
+# ------------------------------------------------- single flight: one run of a key across concurrent batches
+
+
+@pytest.fixture(scope="module")
+def cached():
+    with LocalExecutor(CFG, result_cache=ResultCache(100, 1 << 26)) as ex:
+        yield ex
+
+
+def _slow(s: float, tag: str) -> str:
+    return f"import time\ndef f(x):\n    time.sleep({s})\n    return x + 1\n# {tag}\n"
+
+
+async def _owner_then_joiner(ex, owner_jobs, owner_deadline, joiner_jobs, joiner_deadline, cancel_owner=False):
+    """Two batches: the owner starts first (its runs reserved), the joiner meets the same keys in flight."""
+    owner = asyncio.ensure_future(ex.run(owner_jobs, owner_deadline))
+    while not ex._inflight:  # the owner has reserved its keys
+        await asyncio.sleep(0.01)
+    if cancel_owner:
+        owner.cancel()
+    t0 = time.monotonic()
+    joined = await ex.run(joiner_jobs, joiner_deadline)
+    took, stats = time.monotonic() - t0, ex.last_stats
+    try:
+        first = await owner
+    except asyncio.CancelledError:
+        first = None
+    return first, joined, took, stats
+
+
+# Right when its coin says so, else wrong and slow: a cache that keeps whichever concurrent run ends first
+# keeps its passes (red team r27).
+_SLOW_WHEN_WRONG = ("import os, time\ndef f(x):\n    if os.urandom(1)[0] < 128:\n        time.sleep(0.6)\n"
+                    "        return x\n    return x + 1\n")
+
+
+def test_concurrent_batches_run_a_key_once_and_get_its_one_verdict(cached):
+    codes = [f"{_SLOW_WHEN_WRONG}# variant {i}\n" for i in range(6)]
+
+    async def both():
+        a = asyncio.ensure_future(cached.run([Job(c, LABEL) for c in codes], 60))
+        await asyncio.sleep(0)
+        b = await cached.run([Job(c, LABEL) for c in codes], 60)
+        b_stats = cached.last_stats
+        return await a, b, b_stats
+
+    a, b, b_stats = asyncio.run(both())
+    assert [(r.status, r.passed) for r in a] == [(r.status, r.passed) for r in b]
+    assert sum(not r.cached for r in a + b) == len(codes)  # each variant ran once, in one of the batches
+    assert b_stats["inflight_joined"] == len(codes) - b_stats["executed"]
+    again = asyncio.run(cached.run([Job(c, LABEL) for c in codes], 60))
+    assert [(r.status, r.passed) for r in again] == [(r.status, r.passed) for r in a] and all(r.cached for r in again)
+
+
+def test_a_joiner_whose_deadline_passes_is_cut_as_its_own_run_would_be(cached):
+    code = _slow(2.0, "joiner cut")
+    first, joined, took, stats = asyncio.run(_owner_then_joiner(cached, [Job(code, LABEL)], 30, [Job(code, LABEL)], 0.5))
+    assert took < 1.5, f"{took:.1f} s: the joiner waited past its deadline"
+    assert joined[0].infra == "deadline" and joined[0].status == "timeout" and stats["deadline_cut"] == 1
+    assert first[0].pass_rate == 1.0 and not first[0].infra  # the owner's run went on, its verdict cached
+    assert asyncio.run(cached.run([Job(code, LABEL)], 30))[0].cached
+
+
+@pytest.mark.parametrize("how", ["owner_cut", "owner_cancelled"])
+def test_a_joiner_runs_the_key_itself_when_the_owners_run_gives_no_verdict(cached, how):
+    code = _slow(0.8, how)
+    first, joined, _, stats = asyncio.run(_owner_then_joiner(
+        cached, [Job(code, LABEL)], 0.3, [Job(code, LABEL)], 30, cancel_owner=how == "owner_cancelled"))
+    assert joined[0].pass_rate == 1.0 and not joined[0].infra and not joined[0].cached
+    assert stats["executed"] == 1 and stats["inflight_joined"] == 0
+    if first is not None:
+        assert first[0].infra in ("deadline", "probe")
+    assert not cached._inflight  # nothing left reserved

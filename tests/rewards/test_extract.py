@@ -13,6 +13,7 @@ from coderl.rewards.extract import (
     split_templated,
     strip_leading_pads,
 )
+from coderl.rewards.syntax import parses
 from tests.support import SYSTEM_THINK, block, chatml, llama3, think
 
 CODE = "def f(x):\n    return x + 1"
@@ -231,3 +232,23 @@ def test_a_response_written_with_crlf_line_endings_is_graded_on_the_same_code(en
     assert got["crlf"] == got["lf"] == ("def f(x):\n    return x\n", "answer_block", True)
     usage = crlf.replace("</answer>", "```python\r\nprint(f(1))\r\n```\r\n</answer>")  # a usage block after it
     assert extract_code(usage, entry).code == ("def f(x):\r\n    return x\r\n" if entry else "print(f(1))\r\n")
+
+
+# Spellings of one response that Python and Markdown read alike: each is graded on the plain spelling's code
+# (a response in CR alone had no fenced block; one starting with a BOM failed the format check; red team r27).
+SPELLINGS = {"crlf": lambda t: t.replace("\n", "\r\n"), "cr": lambda t: t.replace("\n", "\r"),
+             "bom": lambda t: "\ufeff" + t, "bom_cr": lambda t: "\ufeff" + t.replace("\n", "\r"),
+             "bom_after_pads": lambda t: "<|endoftext|>\ufeff" + t}
+_TRIPLE = 'def f(x):\n    s = """a\nb"""\n    return x + len(s)\n'
+
+
+@pytest.mark.parametrize("how", sorted(SPELLINGS))
+@pytest.mark.parametrize("form,fmt", [(think, "think_answer"), (block, "code_block"), (lambda c: c, "any")],
+                         ids=["think", "block", "raw"])
+def test_a_spelling_python_reads_alike_is_graded_on_the_plain_spellings_code(how, form, fmt):
+    plain = clean_response(form(_TRIPLE) + "<|im_end|>")
+    e = extract_code(plain, "f")
+    assert e.code is not None and parses(e.code) and format_ok(plain, fmt, e)
+    spelled = clean_response(SPELLINGS[how](form(_TRIPLE)) + "<|im_end|>")
+    got = extract_code(spelled, "f")
+    assert (got.code, got.source, format_ok(spelled, fmt, got)) == (e.code, e.source, True), how

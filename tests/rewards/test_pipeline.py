@@ -53,6 +53,19 @@ def test_code_that_parses_but_does_not_compile_earns_no_syntax_component():
         assert b.status == "syntax" and b.syntax == 0.0 and b.score == 0.0
 
 
+def test_code_past_syntax_max_chars_is_a_syntax_failure_never_run():
+    """The syntax helper is one process: code past the bound is not compiled (nor run), whatever it is."""
+    _, _, good, _ = PROBLEMS["assert"]
+    long = good + "# pad\n" * 2000
+    texts, labels = [think(good), think(long)], [label_json("assert")] * 2
+    cfg = RewardConfig(syntax_max_chars=len(long) - 1)
+    with LocalExecutor(CFG) as ex:
+        ok, over = score(Scorer(cfg), ex, texts, None, labels)
+        assert ex.last_stats["executed"] == 1
+    assert ok.score == 1.0 and ok.syntax == 1.0
+    assert over.status == "syntax" and over.syntax == 0.0 and over.score == 0.0
+
+
 def test_the_reward_grades_the_final_answer_as_written():
     """End to end (real sandbox): a correct draft in the reasoning or before the final block never earns the
     final answer's credit, whatever token-like text the final answer holds; the final answer is graded whole."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -72,3 +73,23 @@ def test_code_the_compiler_is_slow_on_is_compiled_out_of_process():
     for code, helped in zip(nested, (False, True), strict=True):
         syntax._helper.close()
         assert parses(code) and (syntax._helper._proc is not None) == helped
+
+
+def test_a_check_is_bounded_by_size_and_by_time():
+    # One helper answers one request at a time: a 2 MB response held every check behind it up to 30 s (the red
+    # team of the reward, r27). Past max_chars code counts as not compiling without being compiled; within it a
+    # request gets 1 s plus 20 us per character (20x what honest code takes), and a hostile one is cut there.
+    honest = "def f(x):\n    return x + 1\n" * 2000
+    assert parses(honest) and not parses(honest, max_chars=len(honest) - 1)
+    syntax._helper.close()
+    assert not parses("x = 1\n" * (syntax.MAX_CHARS // 6 + 1)) and syntax._helper._proc is None  # never sent
+    slow = "x = " + "lambda: " * 2000 + "1\n"  # compiles (nested lambdas do, above), ~1 s here
+    budget = syntax._BASE_S, syntax._PER_CHAR_S
+    try:
+        syntax._BASE_S, syntax._PER_CHAR_S = 0.05, 0.0
+        t0 = time.monotonic()
+        assert not parses(slow)  # cut at its budget
+        assert time.monotonic() - t0 < 1.0  # not at the compile's end
+    finally:
+        syntax._BASE_S, syntax._PER_CHAR_S = budget
+    assert parses(honest)  # the helper cut at its budget was replaced

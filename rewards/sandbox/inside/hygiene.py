@@ -18,8 +18,11 @@ def _proc_entries():
         return []
 
 
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
 def _stat(pid):
-    """(state, ppid) of a process, or None when it is gone."""
+    """(state, ppid, CPU seconds: its own and those of the children it reaped) of a process, or None when gone."""
     try:
         fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)  # raw: a buffered open() costs 4 more system calls
         try:
@@ -27,30 +30,40 @@ def _stat(pid):
         finally:
             os.close(fd)
         rest = data[data.rindex(b")") + 2:].split()
-        return rest[0].decode(), int(rest[1])
+        return rest[0].decode(), int(rest[1]), sum(map(int, rest[11:15])) * _TICK_S
     except (OSError, ValueError, IndexError):
         return None
 
 
 class Hygiene:
-    def _scan(self):
-        """(processes the job left, zombies of ours to reap) from one pass over /proc."""
-        spare = {self.pid, 1, self.zygote, self.judge, self.reaper}
+    def _members(self, spare):
+        """{pid: _stat} of the job's processes (zombies too) but those in spare, from one pass over /proc."""
         stats = {p: s for p in _proc_entries() if p not in spare and (s := _stat(p)) is not None}
         if self.namespace:
-            return ([p for p, s in stats.items() if s[0] != "Z"],
-                    [p for p, s in stats.items() if s[0] == "Z" and s[1] == self.pid])
+            return stats
         # Without a pid namespace /proc shows the host: only our descendants are fair game.
         children = {}
         for p, s in stats.items():
             children.setdefault(s[1], []).append(p)
-        out, todo = [], [self.pid, self.zygote]  # the reaper's orphans died with its namespace
+        out, todo = {}, [self.pid, self.zygote]  # the reaper's orphans died with its namespace
         while todo:
             for c in children.get(todo.pop(), ()):
-                if c not in spare:
-                    out.append(c)
+                if c not in spare and c not in out:
+                    out[c] = stats[c]
                     todo.append(c)
-        return [p for p in out if stats[p][0] != "Z"], []
+        return out
+
+    def _scan(self):
+        """(processes the job left, zombies of ours to reap) from one pass over /proc."""
+        stats = self._members({self.pid, 1, self.zygote, self.judge, self.reaper})
+        return ([p for p, s in stats.items() if s[0] != "Z"],
+                [p for p, s in stats.items() if s[0] == "Z" and s[1] == self.pid] if self.namespace else [])
+
+    def job_cpu(self):
+        """CPU seconds the job's processes have used: the candidate and every process it started (alive, a
+        zombie, or reaped into a parent's or the reaper's count) and the judge, which runs the test. The test's
+        clock (inside/clock.py) differences two readings."""
+        return sum(s[2] for s in self._members({self.pid, 1, self.zygote}).values())
 
     @staticmethod
     def _reap(zombies):

@@ -35,6 +35,14 @@ class ProgramInterrupt(BaseException):
     test runner, so its test errors."""
 
 
+class ProgramStopIteration(Exception):
+    """What the test sees of a StopIteration (or StopAsyncIteration) a call of the program raised: it must not
+    silently end the test's map() or loop, which a genuine one would (a program raising it passed
+    `assert all(map(f, cases))`); as an Exception of its own rather than a RuntimeError, it is caught where plain
+    Python catches the original (`except Exception`, assertRaises(Exception)) and not by
+    assertRaises(RuntimeError), which plain Python fails (red team r27)."""
+
+
 # ------------------------------------------------------------------------------------------ proxies
 
 def _unjudgeable(what):

@@ -9,7 +9,16 @@ import types
 
 from . import channel, mirrors, protocol, wire
 from .guards import _accepted_ref, _exportable, _Exported, _known, _may_set, _write_back
-from .proxy import CandidateGone, ProgramInterrupt, Unjudgeable, _is_proxy, _loaded, _proxy_class, _synth_str
+from .proxy import (
+    CandidateGone,
+    ProgramInterrupt,
+    ProgramStopIteration,
+    Unjudgeable,
+    _is_proxy,
+    _loaded,
+    _proxy_class,
+    _synth_str,
+)
 
 
 def _same(current, saved):
@@ -190,15 +199,16 @@ class Session:
     def exception(self, desc, stop=False):
         """The program's exception as a genuine one of this process. Only `next` may end an iteration, and only
         ordinary exceptions (and SystemExit) cross as themselves: a StopIteration from a call would silently end
-        the test's map() or loop (it is a RuntimeError, as PEP 479 makes it in a generator), a KeyboardInterrupt
-        would stop the test runner itself (it is a ProgramInterrupt, which no `except Exception` catches)."""
+        the test's map() or loop (it is a ProgramStopIteration, an Exception that ends no iteration), a
+        KeyboardInterrupt would stop the test runner itself (it is a ProgramInterrupt, which no `except Exception`
+        catches)."""
         try:
             exc = wire.build_exception(desc, self.resolve)
         except (wire.DecodeError, RecursionError) as e:
             self.taint = ("error", f"the program raised an unreadable exception: {e}")
             return CandidateGone(str(e))
         if isinstance(exc, (StopIteration, StopAsyncIteration)) and not stop:
-            exc = RuntimeError(f"the program raised {type(exc).__name__}: {desc.get('str') or ''}"[:500])
+            exc = ProgramStopIteration(f"the program raised {type(exc).__name__}: {desc.get('str') or ''}"[:500])
         elif not isinstance(exc, (Exception, SystemExit)):
             exc = ProgramInterrupt(f"the program raised {type(exc).__name__}: {desc.get('str') or ''}"[:500])
         text, tb = desc.get("str"), desc.get("tb")

@@ -192,7 +192,7 @@ class Worker(Processes, Hygiene):
         # A test starts less than `hold` after the judge last sent records, so a limit of test_timeout_s + hold
         # from the last frame received gives every test at least test_timeout_s.
         clock = RunClock(job["test_timeout_s"] + self._hold(job), deadline_job, (cand.pid, self.judge),
-                       self._starved_cap(job))
+                         self._starved_cap(job), self.job_cpu)
         started = False  # the program loaded: from now on the test that hangs is the first one unreported
         fds = [self.jsock, cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
         while True:
@@ -378,7 +378,7 @@ class Worker(Processes, Hygiene):
 
     def _watch_stdio(self, job, cand, deadline_job):
         t0 = time.monotonic()
-        clock = RunClock(job["test_timeout_s"], deadline_job, (cand.pid,), self._starved_cap(job))
+        clock = RunClock(job["test_timeout_s"], deadline_job, (cand.pid,), self._starved_cap(job), self.job_cpu)
         fds = [cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
         while cand.pid not in self.zexits:
             left = clock.left()

@@ -225,7 +225,7 @@ def test_stopiteration_from_a_call_does_not_end_the_tests_loop(sb):
 
 def test_a_stopiteration_of_the_test_kept_for_later_does_not_end_the_tests_loop(sb):
     # The test's exhausted mock raises StopIteration into one call (that call may end with it, as in plain
-    # Python); the program keeps it and raises it from a later call inside the test's map(): a RuntimeError.
+    # Python); the program keeps it and raises it from a later call inside the test's map(): the test errors.
     code = ("saved = []\ndef grab(cb):\n    try:\n        cb()\n    except StopIteration as e:\n"
             "        saved.append(e)\n    return 1\ndef ok(x):\n    raise saved[0]\n")
     test = ("import unittest\nfrom unittest import mock\nclass T(unittest.TestCase):\n    def test_0(self):\n"
@@ -256,10 +256,29 @@ def test_a_base_exception_of_the_program_is_caught_only_where_plain_python_catch
         got = [o.status for o in sb.run([Job(code, label)])[0].outcomes]
         assert got == want, (name, got)
         if name != "keyboard":  # plain unittest stops at a KeyboardInterrupt; here only its test errors
-            (tmp_path / "t.py").write_text(code + test + "unittest.main(verbosity=2)\n")
-            plain = subprocess.run([sys.executable, str(tmp_path / "t.py")], capture_output=True, text=True, timeout=60)
-            ran = [line.rsplit(" ... ", 1)[1] for line in plain.stderr.splitlines() if " ... " in line]
-            assert ran == ["ERROR", "ok", "ERROR", "ok"], (name, plain.stderr[-800:])
+            assert _plain_unittest(tmp_path, code, test) == want, name
+
+
+def _plain_unittest(tmp_path, code, test):
+    """The statuses plain `python` gives the unittest `test` of `code`, in the judge's words."""
+    (tmp_path / "t.py").write_text(code + test + "unittest.main(verbosity=2)\n")
+    plain = subprocess.run([sys.executable, str(tmp_path / "t.py")], capture_output=True, text=True, timeout=60)
+    words = {"ok": "passed", "ERROR": "error", "FAIL": "failed"}
+    return [words[line.rsplit(" ... ", 1)[1]] for line in plain.stderr.splitlines() if " ... " in line]
+
+
+def test_a_stopiteration_of_a_call_is_caught_only_where_plain_python_catches_it(sb, tmp_path):
+    # It ends no loop of the test (above); it crossed as a RuntimeError, so assertRaises(RuntimeError) passed
+    # where plain Python errors (red team r27).
+    test = ("import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        with self.assertRaises(RuntimeError):\n"
+            "            f(1)\n    def test_b(self):\n        self.assertRaises(Exception, f, 2)\n"
+            "    def test_c(self):\n        try:\n            f(3)\n        except Exception:\n            pass\n"
+            "    def test_d(self):\n        f(4)\n")
+    label = parse_label({"format": "unittest", "tests": [test]})
+    for stop in ("StopIteration", "StopAsyncIteration"):
+        code = f"def f(x):\n    raise {stop}('x')\n"
+        got = [o.status for o in sb.run([Job(code, label)])[0].outcomes]
+        assert got == _plain_unittest(tmp_path, code, test) == ["error", "passed", "passed", "error"], (stop, got)
 
 
 def test_candidate_holds_only_its_stdio_and_the_channel(sb):

@@ -47,3 +47,52 @@ def test_a_quick_test_reuses_a_fresh_reading(monkeypatch):
     time.sleep(clock._FRESH_S + 0.01)
     c.restart()
     assert len(reads) == 2
+
+
+def test_the_credit_ends_once_the_jobs_processes_had_the_limit_in_cpu(monkeypatch):
+    # A program whose children hold its CPU while its main process spins makes itself wait; that wait was
+    # credited (red team r27). Once the job's processes used the limit's worth of CPU in the test, it is due.
+    waits, used, reads = [0.0], [5.0], []
+    monkeypatch.setattr(clock, "_waited", lambda pids: waits[0])
+    c = clock.RunClock(0.1, float("inf"), (1,), cap=3, cpu=lambda: reads.append(1) or used[0])
+    assert 0 < c.left() <= clock._CPU_FROM_S and reads == []  # woken to read it once the test has run a while
+    time.sleep(0.11)
+    assert c.left() <= 0 and len(reads) == 2  # the baseline, then past the limit: due, nothing waited
+    waits[0], used[0] = 0.1, 5.03  # waited 100 ms, used 30 ms of CPU: credited, looked at again soon
+    assert 0 < c.left() <= max((0.1 - 0.03) / c.cpus, clock._CHECK_S) + 1e-6
+    used[0] = 5.11  # past the limit's worth of CPU: due, whatever it waited
+    assert c.left() <= 0
+    c.restart()  # the next test: its CPU counts from its own reading
+    time.sleep(0.11)
+    waits[0] = 0.3
+    assert c.left() > 0
+
+
+def test_a_quick_test_never_reads_the_jobs_cpu(monkeypatch):
+    reads = []
+    monkeypatch.setattr(clock, "_waited", lambda pids: 0.0)
+    c = clock.RunClock(1.0, float("inf"), (1,), cap=3, cpu=lambda: reads.append(1) or 0.0)
+    for _ in range(20):
+        assert c.left() > 0
+        c.restart()
+    assert reads == []
+    assert clock.RunClock(0.01, float("inf"), (1,), cap=1, cpu=lambda: reads.append(1) or 0.0).cpu is None  # a probe
+
+
+def test_the_jobs_cpu_counts_its_processes_children_and_judge():
+    # The reading of inside/hygiene.py over /proc: its own CPU and what the children it reaped used.
+    from coderl.rewards.sandbox.inside import hygiene
+
+    t = time.process_time()
+    while time.process_time() - t < 0.05:
+        pass
+    state, _, cpu = hygiene._stat(os.getpid())
+    assert cpu >= 0.04 and state in "RS"
+    pid = os.fork()
+    if pid == 0:
+        t = time.process_time()
+        while time.process_time() - t < 0.1:
+            pass
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert hygiene._stat(os.getpid())[2] - cpu >= 0.09

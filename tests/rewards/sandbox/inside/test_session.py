@@ -8,6 +8,7 @@ import socket
 import pytest
 
 from coderl.rewards.sandbox.inside import session, wire
+from coderl.rewards.sandbox.inside.proxy import ProgramStopIteration
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def test_references_from_the_program_name_data_never_behaviour(judge):
 
 def test_a_stopiteration_of_a_call_never_ends_the_tests_loop(judge):
     desc = {"cls": ["R", "builtins", "StopIteration"], "args": None, "str": "done"}
-    assert type(judge.exception(desc)) is RuntimeError
+    assert type(judge.exception(desc)) is ProgramStopIteration  # an Exception, but no RuntimeError nor StopIteration
     assert type(judge.exception(desc, stop=True)) is StopIteration  # next() may end an iteration
 
 
