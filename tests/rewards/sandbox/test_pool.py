@@ -641,7 +641,9 @@ with Sandbox(SandboxConfig(isolation="bwrap", workers=1, probe_s=0.0, job_timeou
     t0 = time.monotonic()
     r = sb.run([Job(forks, label)])[0]  # no hogs: its own children are all that holds its CPU
     out = {"forks": [r.outcomes[0].status, time.monotonic() - t0]}
-    hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(2)]
+    # each hog in a session of its own, as the sandbox's workers are: with autogroup scheduling (a group per
+    # session) two hogs of the test's session would hold only the share of one group beside the candidate's
+    hogs = [subprocess.Popen([sys.executable, "-c", hog], start_new_session=True) for _ in range(2)]
     try:
         time.sleep(1.0)  # the hogs are up and spinning
         for name, code in jobs.items():
