@@ -51,24 +51,18 @@ def _operator_sites(tree: ast.Module) -> list[Callable[[random.Random], None]]:
     return sites
 
 
-def _bodies(tree: ast.Module) -> list[list[ast.stmt]]:
-    """Statement lists of the functions, without a trailing return (the step lists a mutation may reorder)."""
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            out.append(body[:-1] if body and isinstance(body[-1], ast.Return) else body)
-    return out
+def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _steps(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """How many statements of the body come before a trailing return (the steps a mutation may drop or reorder)."""
+    return len(fn.body) - (1 if fn.body and isinstance(fn.body[-1], ast.Return) else 0)
 
 
 def _drop_sites(tree: ast.Module) -> list[Callable[[random.Random], None]]:
-    sites = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            steps = len(_bodies(ast.Module([node], []))[0])
-            if steps >= 2:
-                sites += [lambda rng, n=node, i=i: n.body.pop(i) for i in range(steps)]
-    return sites
+    return [lambda rng, n=fn, i=i: n.body.pop(i)
+            for fn in _functions(tree) if _steps(fn) >= 2 for i in range(_steps(fn))]
 
 
 def _swap(body: list[ast.stmt], i: int) -> None:
@@ -76,12 +70,10 @@ def _swap(body: list[ast.stmt], i: int) -> None:
 
 
 def _swap_sites(tree: ast.Module) -> list[Callable[[random.Random], None]]:
-    sites = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            steps = len(_bodies(ast.Module([node], []))[0])
-            sites += [lambda rng, n=node, i=i: _swap(n.body, i) for i in range(steps - 1)]
-    return sites
+    return [lambda rng, n=fn, i=i: _swap(n.body, i) for fn in _functions(tree) for i in range(_steps(fn) - 1)]
+
+
+_OTHER_NAMES = ("solve", "solution", "func", "main")
 
 
 def _rename_sites(tree: ast.Module) -> list[Callable[[random.Random], None]]:
@@ -101,8 +93,6 @@ def _print_sites(tree: ast.Module) -> list[Callable[[random.Random], None]]:
                             ast.Name("print", ast.Load()), [b[i].value], []))))
     return sites
 
-
-_OTHER_NAMES = ("solve", "solution", "func", "main")
 
 # kind -> (the sites of a tree where it applies, each a rewrite of that site; weight when drawing a kind).
 # Habits weigh more than the near misses: a pretrained model brings them to every problem.
