@@ -2,7 +2,8 @@
 
     python learning_check/warm_start.py --train data/train.jsonl --out_dir runs/lc/sft --shape small --steps 600
 
-Writes model, tokenizer, sft_log.jsonl and warm_start.json (its settings) into a temp dir next to --out_dir, renamed into place at the end.
+Writes model, tokenizer, sft_log.jsonl and warm_start.json (its settings) into a temp dir next to --out_dir,
+renamed into place at the end.
 """
 
 from __future__ import annotations
