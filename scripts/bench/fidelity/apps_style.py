@@ -18,13 +18,11 @@ booleans.
 
 from __future__ import annotations
 
-import ast
 import json
-import random
 
 from coderl.data.formats import RowContext, apps_taco
 from coderl.rewards.labels import Label
-from scripts.bench.fidelity.corpus import Program, ast_mutants, numbered
+from scripts.bench.fidelity.corpus import Program, numbered, written_items
 from scripts.bench.fidelity.tasks import load
 
 # Tasks (data/apps.yaml): name, question, code, io (APPS input_output: inputs, outputs, fn_name for call),
@@ -51,9 +49,6 @@ def programs(seed: int = 0, every: int = 1, mutants: int = 2) -> list[Program]:
         if i % every:
             continue
         tid = row["problem_id"]
-        items: list[tuple[str, str, bool | None]] = [("canonical", t["code"], True)]
-        items += [(f"alt:{k}", v, True) for k, v in t["right"].items()]
-        items += [(f"bug:{k}", v, None) for k, v in t["wrong"].items()]
-        items += ast_mutants(ast.parse(t["code"]), lambda kind, tid=tid: random.Random(f"{seed}:{tid}:{kind}"), mutants)
+        items = written_items(tid, t, seed, mutants)
         out += numbered(tid, items, label(row, i), {"apps": t["io"]})
     return out

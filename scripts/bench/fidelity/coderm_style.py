@@ -23,13 +23,11 @@ preprocessor's converter (data/formats/coderm.py).
 
 from __future__ import annotations
 
-import ast
 import json
-import random
 
 from coderl.data.formats import RowContext, coderm
 from coderl.rewards.labels import Label
-from scripts.bench.fidelity.corpus import Program, ast_mutants, numbered
+from scripts.bench.fidelity.corpus import Program, numbered, written_items
 from scripts.bench.fidelity.tasks import load
 
 # Tasks (data/coderm.yaml): kind (function / class / script), name, question, code (the reference program),
@@ -57,10 +55,7 @@ def programs(seed: int = 0, every: int = 1, mutants: int = 2) -> list[Program]:
         if i % every:
             continue
         tid = row["task_id"]
-        items: list[tuple[str, str, bool | None]] = [("canonical", t["code"], True)]
-        items += [(f"alt:{k}", v, True) for k, v in t["right"].items()]
-        items += [(f"bug:{k}", v, None) for k, v in t["wrong"].items()]
-        items += ast_mutants(ast.parse(t["code"]), lambda kind, tid=tid: random.Random(f"{seed}:{tid}:{kind}"), mutants)
+        items = written_items(tid, t, seed, mutants)
         out += numbered(tid, items, label(row, i))
     return out
 

@@ -310,6 +310,14 @@ def ast_mutants(tree: ast.Module, rng, mutants: int = 2) -> list[tuple[str, str,
     return out
 
 
+def written_items(tid: str, task: dict, seed: int, mutants: int) -> list[tuple[str, str, bool | None]]:
+    """A written task's programs: its reference, its right alternatives, its bugs and its seeded AST mutants."""
+    items: list[tuple[str, str, bool | None]] = [("canonical", task["code"], True)]
+    items += [(f"alt:{k}", v, True) for k, v in task.get("right", {}).items()]
+    items += [(f"bug:{k}", v, None) for k, v in task.get("wrong", {}).items()]
+    return items + ast_mutants(ast.parse(task["code"]), lambda kind: random.Random(f"{seed}:{tid}:{kind}"), mutants)
+
+
 def dedent(src: str) -> str:
     """A program or test written indented in a triple-quoted string, as its file would hold it."""
     return textwrap.dedent(src).strip("\n") + "\n"

@@ -15,12 +15,9 @@ the reference) and the seeded AST mutants of scripts/bench/fidelity/corpus.py.
 
 from __future__ import annotations
 
-import ast
-import random
-
 from coderl.data.formats import RowContext, mbpp
 from coderl.rewards.labels import Label
-from scripts.bench.fidelity.corpus import PLAIN, Program, ast_mutants, numbered, wrap
+from scripts.bench.fidelity.corpus import PLAIN, Program, numbered, wrap, written_items
 from scripts.bench.fidelity.tasks import load
 
 # Tasks (data/mbpp.yaml): id, text, code, tests (asserts), optional imports / setup, right and wrong
@@ -62,10 +59,7 @@ def programs(seed: int = 0, every: int = 1, mutants: int = 2, plain: int = 2) ->
         tid = f"mbpp/{task['id']}"
         lb = label(row, i)
         code = task["code"]
-        items: list[tuple[str, str, bool | None]] = [("canonical", code, True)]
-        items += [(f"alt:{k}", v, True) for k, v in task.get("right", {}).items()]
-        items += [(f"bug:{k}", v, None) for k, v in task.get("wrong", {}).items()]
-        items += ast_mutants(ast.parse(code), lambda kind, tid=tid: random.Random(f"{seed}:{tid}:{kind}"), mutants)
+        items = written_items(tid, task, seed, mutants)
         for k in range(plain):  # the HumanEval corpus's plain-Python wrappers, rotated over the tasks
             name = names[(i * plain + k) % len(names)]
             items.append((f"plain:{name}", wrap(code, lb.entry_point, PLAIN[name]), PLAIN[name].correct))

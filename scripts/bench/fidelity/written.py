@@ -10,13 +10,11 @@ MBPP, HumanEval, APPS/TACO) and goes through data/formats/, as real data does.
 
 from __future__ import annotations
 
-import ast
 import json
-import random
 
 from coderl.data.formats import RowContext, apps_taco, coderm, humaneval, mbpp
 from coderl.rewards.labels import Label
-from scripts.bench.fidelity.corpus import Program, ast_mutants, numbered
+from scripts.bench.fidelity.corpus import Program, numbered, written_items
 
 _CONVERTERS = {"unittest": coderm, "assert": mbpp, "humaneval": humaneval, "stdio": apps_taco, "call": apps_taco}
 
@@ -66,11 +64,7 @@ class WrittenFamily:
             if i % every:
                 continue
             tid = f"{self.name}/{t['name']}"
-            items: list[tuple[str, str, bool | None]] = [("canonical", t["code"], True)]
-            items += [(f"alt:{k}", v, True) for k, v in t["right"].items()]
-            items += [(f"bug:{k}", v, None) for k, v in t["wrong"].items()]
-            items += ast_mutants(ast.parse(t["code"]), lambda kind, tid=tid: random.Random(f"{seed}:{tid}:{kind}"),
-                                 mutants)
+            items = written_items(tid, t, seed, mutants)
             ref = {"apps": t["io"]} if t["fmt"] in ("stdio", "call") else None
             out += numbered(tid, items, self.label(t, i), ref)
         return out
