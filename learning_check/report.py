@@ -260,8 +260,10 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
                  for n, m in modes.items()]
     with_status = {n: r["statuses"] for n, r in runs.items() if r.get("statuses", {}).get("before")}
     if with_status:
-        rows += ["", "Held-out samples by status, before → after (what GRPO changed: `error` holds a function "
-                 "under another name, `wrong_answer` a printed result or a near miss):", ""]
+        noisy = any((r.get("warm_start") or {}).get("noise") for r in runs.values())
+        why = (" (after a warm start from near misses: `error` holds a function under another name, `wrong_answer` "
+               "a printed result or a near miss)") if noisy else ""
+        rows += ["", f"Held-out samples by status, before → after{why}:", ""]
         rows += [f"- {n}: " + ", ".join(f"{k} {st['before'].get(k, 0)} → {st['after'].get(k, 0)}"
                                         for k in dict.fromkeys([*st["before"], *st["after"]])
                                         if st["before"].get(k) or st["after"].get(k))
