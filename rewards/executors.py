@@ -294,12 +294,11 @@ class BaseExecutor:
             if task in pending:
                 out.update(dict.fromkeys(keys))
                 continue
-            if task.cancelled():
-                pass
-            elif task.exception() is not None:
-                log.error("executor failed on %d jobs (scored as failed): %r", len(keys), task.exception())
-            elif len(task.result()) != len(keys):
-                log.error("executor returned %d results for %d jobs", len(task.result()), len(keys))
+            if not task.cancelled():
+                if task.exception() is not None:
+                    log.error("executor failed on %d jobs (scored as failed): %r", len(keys), task.exception())
+                elif len(task.result()) != len(keys):
+                    log.error("executor returned %d results for %d jobs", len(task.result()), len(keys))
             out.update(zip(keys, _chunk_results(task, len(keys)), strict=True))
         return out
 
