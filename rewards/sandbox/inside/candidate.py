@@ -330,44 +330,50 @@ class Server:
 
     # ---------------------------------------------------------------- serving the judge
     def handle(self, msg):
+        """The judge's request about one of the program's objects: one handler per request kind (_HANDLERS)."""
         try:
-            op = msg[0]
-            if op == "call":
-                return self._call(msg)
-            if op == "with":  # another request, with the test's shared state mirrored as for a call
-                saved = mirrors.install(self, msg[1] or {})
-                try:
-                    reply = self.handle(msg[2]) if type(msg[2]) is list and msg[2][:1] != ["with"] else \
-                        ["raise", {"cls": ["R", "builtins", "ValueError"], "args": None, "str": "bad request"}]
-                finally:
-                    out = mirrors.undo(self, saved)
-                if len(reply) > 2 and reply[2]:
-                    out = {**(out or {}), **reply[2]}
-                return [*reply[:2], out]
-            target = self.objs[msg[1]]
-            if op == "get":
-                value = getattr(target, msg[2])
-                return self._ok(value, sys.getrefcount(value) > _FRESH_REFS)
-            if op == "set":
-                value = self.dec(msg[3])
-                watch = self._watch([[0, msg[4]]], [value], {}) if len(msg) > 4 else []
-                refs = [sys.getrefcount(a) for _, a in watch]
-                setattr(target, msg[2], value)
-                return ["ok", None, self._follow(watch, refs, None, None)]
-            if op == "del":
-                delattr(target, msg[2])
-                return ["ok", None]
-            if op == "op":
-                value = self._op(target, msg[2], [self.dec(a) for a in msg[3:]])
-                return self._ok(value, sys.getrefcount(value) > _FRESH_REFS)
-            if op == "globals":
-                return ["ok", self._globals()]
-            raise ValueError(f"unknown request {op!r}")
+            handler = _HANDLERS.get(msg[0])
+            if handler is None:
+                raise ValueError(f"unknown request {msg[0]!r}")
+            return handler(self, msg)
         except BaseException as e:  # everything the program raises goes back to the judge as data
             try:
                 return self.raise_reply(e)
             except BaseException:
                 return ["raise", {"cls": ["R", "builtins", "RuntimeError"], "args": None, "str": "unreportable error"}]
+
+    def _with(self, msg):
+        """Another request, with the test's shared state mirrored as for a call."""
+        saved = mirrors.install(self, msg[1] or {})
+        try:
+            reply = self.handle(msg[2]) if type(msg[2]) is list and msg[2][:1] != [P.REQ_WITH] else \
+                ["raise", {"cls": ["R", "builtins", "ValueError"], "args": None, "str": "bad request"}]
+        finally:
+            out = mirrors.undo(self, saved)
+        if len(reply) > 2 and reply[2]:
+            out = {**(out or {}), **reply[2]}
+        return [*reply[:2], out]
+
+    def _get(self, msg):
+        value = getattr(self.objs[msg[1]], msg[2])
+        return self._ok(value, sys.getrefcount(value) > _FRESH_REFS)
+
+    def _set(self, msg):
+        target = self.objs[msg[1]]
+        value = self.dec(msg[3])
+        watch = self._watch([[0, msg[4]]], [value], {}) if len(msg) > 4 else []
+        refs = [sys.getrefcount(a) for _, a in watch]
+        setattr(target, msg[2], value)
+        return ["ok", None, self._follow(watch, refs, None, None)]
+
+    def _del(self, msg):
+        delattr(self.objs[msg[1]], msg[2])
+        return ["ok", None]
+
+    def _run_op(self, msg):
+        target = self.objs[msg[1]]
+        value = self._op(target, msg[2], [self.dec(a) for a in msg[3:]])
+        return self._ok(value, sys.getrefcount(value) > _FRESH_REFS)
 
     @staticmethod
     def _op(target, name, args):
@@ -479,6 +485,10 @@ class Server:
         return out
 
 
+_HANDLERS = {P.REQ_CALL: Server._call, P.REQ_WITH: Server._with, P.REQ_GET: Server._get, P.REQ_SET: Server._set,
+             P.REQ_DEL: Server._del, P.REQ_OP: Server._run_op}
+
+
 def _fresh_refs():
     value = []
     return sys.getrefcount(value)
@@ -566,7 +576,7 @@ def run(setup, reader):
         return 0
     server = Server(module, setup.get("max_value") or 16 << 20)
     try:
-        if setup.get("prelude"):  # the call format's implicit imports (plan.CALL_PRELUDE), before the program
+        if setup.get("prelude"):  # a format's implicit imports (formats/call.py): its reference harness runs them first
             exec(compile(setup["prelude"], "<prelude>", "exec"), module.__dict__)
         exec(code, module.__dict__)
     except BaseException as e:

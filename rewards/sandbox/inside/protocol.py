@@ -6,6 +6,15 @@ side builds from these is generated here or from these, never kept in sync by ha
 imports it, so nothing beyond the interpreter's core modules.
 """
 
+# Requests, named by their first item (["call", id, args, kwargs, ...], ["get", id, name], ...; a reply is
+# channel.REPLIES'). Each side serves the other's from one table, one handler per kind.
+REQ_CALL, REQ_GET, REQ_SET, REQ_DEL, REQ_OP, REQ_WITH = "call", "get", "set", "del", "op", "with"
+# What the judge asks of the program's objects (candidate.Server.handle); "with" wraps another of these in the
+# state the test shares with the program (mirrors.py).
+JUDGE_REQUESTS = (REQ_CALL, REQ_WITH, REQ_GET, REQ_SET, REQ_DEL, REQ_OP)
+# What the program asks of the test's objects it was handed (session.Session._serve).
+CANDIDATE_REQUESTS = (REQ_CALL, REQ_GET, REQ_SET, REQ_OP)
+
 # Operations the judge asks of a program's object with one operand (["op", id, name]); the candidate runs
 # them with the builtin of the same meaning (candidate._UNARY).
 UNARY = ("len", "bool", "iter", "next", "str", "repr", "hash", "int", "float", "index", "complex", "neg", "pos",

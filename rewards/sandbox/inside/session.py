@@ -333,81 +333,128 @@ class Session:
         return out
 
     def _serve(self, msg):
+        """The program's request about one of the test's objects: one handler per request kind (_SERVED)."""
         try:
             op, jid = msg[0], msg[1]
             obj, kind = self.exports[jid]
             if type(obj) is _Exported:
-                if op == "call" and kind == "call":
-                    args, kwargs = [self.dec(a) for a in msg[2]], {str(k): self.dec(v) for k, v in msg[3].items()}
-                    value = obj.target(*args, **kwargs)
-                    return ["ok", wire.encode(value, self._export_quiet), self._changed(msg, args, kwargs)]
-                if kind != "stream":
-                    raise TypeError(f"the test's {op} {msg[2:3]} is not available to the program")
-                obj = obj.target
-            if kind == "stream":
-                if op == "get" and msg[2] in _Exported.STREAM_METHODS:
-                    return ["ok", self.enc(_Exported(getattr(obj, msg[2]), "call"))]
-                if op == "get" and msg[2] in _Exported.STREAM_DATA:
-                    return ["ok", wire.encode(getattr(obj, msg[2], None), self._export_quiet)]
-                if op == "op" and msg[2] in _STREAM_OPS:
-                    return ["ok", self.enc(_STREAM_OPS[msg[2]](obj))]
-            if op == "call" and kind in ("call", "object"):
-                args = [self.dec(a) for a in msg[2]]
-                kwargs = {str(k): self.dec(v) for k, v in msg[3].items()}
-                return ["ok", self.enc(obj(*args, **kwargs)), self._changed(msg, args, kwargs)]
-            if op == "get" and kind in ("object", "stream") and isinstance(msg[2], str) and not msg[2].startswith("_"):
-                return ["ok", self.enc(getattr(obj, msg[2]))]
-            if op == "get" and msg[2] in _FUNCTION_META:  # functools.wraps(test_function), obj.__doc__
-                return ["ok", wire.encode(getattr(obj, msg[2], None), self._export_quiet)]
-            if op == "get":  # what plain Python would have, for getattr(x, name, default) and hasattr
-                raise AttributeError(f"the test's {type(obj).__name__} has no attribute {msg[2]!r} for the "
-                                     "program")
-            if op == "set" and kind == "object" and isinstance(msg[2], str) and not msg[2].startswith("_"):
-                value = self.dec(msg[3])
-                if not _may_set(obj, msg[2], msg[3]):
-                    raise AttributeError(f"the program may not replace {msg[2]!r} of the test's {type(obj).__name__}")
-                setattr(obj, msg[2], value)
-                return ["ok", None]
-            if op == "op" and kind in ("iterator", "object", "call"):
-                name, args = msg[2], [self.dec(a) for a in msg[3:]]
-                if name == "iter" and kind != "call":
-                    return ["ok", self.enc(iter(obj))]
-                if name == "next" and kind != "call":
-                    return ["ok", self.enc(next(obj))]
-                if name in _COMPARE_OPS:  # the test's own __eq__ / __lt__ / __hash__ decide (a heap of Tasks)
-                    return ["ok", self.enc(_COMPARE_OPS[name](obj, *args))]
-                if name in ("repr", "str"):
-                    return ["ok", self.enc(_OBJECT_OPS[name](obj))]
-                if kind == "object" and name in _OBJECT_OPS:
-                    return ["ok", self.enc(_OBJECT_OPS[name](obj, *args))]
-                if kind == "call" and name in _CALL_OPS:
-                    return ["ok", self.enc(_CALL_OPS[name](obj, *args))]
-            raise TypeError(f"the test's {type(obj).__name__} does not support {op} {msg[2:3]}")
+                obj, kind = _unwrap(op, msg, obj, kind)
+            serve = _SERVED.get(op)
+            if serve is None:
+                raise _unsupported(op, msg, obj)
+            return serve(self, msg, obj, kind)
         except Exception as e:
             # A builtin or standard-library exception reaches the program as itself (a mock's side_effect of
             # EOFError ends the program's input loop); one of the test's own classes as a RuntimeError.
             if isinstance(e, AssertionError):
                 self.callback_failures += 1
-            if isinstance(e, StopIteration) and op == "call":
+            if isinstance(e, StopIteration) and op == protocol.REQ_CALL:
                 self.callback_stops += 1
             if wire.stdlib_ref(type(e)) is None or type(e).__module__.startswith("unittest"):
                 e = RuntimeError(f"{type(e).__name__}: {e}")
             return ["raise", wire.encode_exception(e, self._export_quiet)]
 
+    def _serve_call(self, msg, obj, kind):
+        if kind not in _CALLABLE:
+            raise _unsupported(msg[0], msg, obj)
+        args, kwargs = [self.dec(a) for a in msg[2]], {str(k): self.dec(v) for k, v in msg[3].items()}
+        value = obj(*args, **kwargs)
+        # What a patched-in replacement returns (a Mock standing for print) is no value of the test's: where it
+        # cannot cross, the program gets None rather than the test an unjudgeable verdict.
+        encoded = wire.encode(value, self._export_quiet) if kind == _PATCHED else self.enc(value)
+        return ["ok", encoded, self._changed(msg, args, kwargs)]
+
+    def _serve_get(self, msg, obj, kind):
+        name = msg[2]
+        if kind == protocol.EXPORT_STREAM:
+            if name in _Exported.STREAM_METHODS:
+                return ["ok", self.enc(_Exported(getattr(obj, name), protocol.EXPORT_CALL))]
+            if name in _Exported.STREAM_DATA:
+                return ["ok", wire.encode(getattr(obj, name, None), self._export_quiet)]
+        if kind in _READABLE and isinstance(name, str) and not name.startswith("_"):
+            return ["ok", self.enc(getattr(obj, name))]
+        if name in _FUNCTION_META:  # functools.wraps(test_function), obj.__doc__
+            return ["ok", wire.encode(getattr(obj, name, None), self._export_quiet)]
+        # what plain Python would raise, for getattr(x, name, default) and hasattr
+        raise AttributeError(f"the test's {type(obj).__name__} has no attribute {name!r} for the program")
+
+    def _serve_set(self, msg, obj, kind):
+        name = msg[2]
+        if kind != protocol.EXPORT_OBJECT or not isinstance(name, str) or name.startswith("_"):
+            raise _unsupported(msg[0], msg, obj)
+        value = self.dec(msg[3])
+        if not _may_set(obj, name, msg[3]):
+            raise AttributeError(f"the program may not replace {name!r} of the test's {type(obj).__name__}")
+        setattr(obj, name, value)
+        return ["ok", None]
+
+    def _serve_op(self, msg, obj, kind):
+        ops = _SERVED_OPS.get(kind)
+        if ops is None:
+            raise _unsupported(msg[0], msg, obj)
+        run = ops.get(msg[2])
+        args = [self.dec(a) for a in msg[3:]]
+        if run is None:
+            raise _unsupported(msg[0], msg, obj)
+        return ["ok", self.enc(run(obj, args))]
 
 
-# What the judge runs for the program's requests on the test's objects (protocol's names).
+def _unsupported(op, msg, obj):
+    return TypeError(f"the test's {type(obj).__name__} does not support {op} {msg[2:3]}")
+
+
+_PATCHED = "patched"  # the judge's own kind for a callable the test patched in (guards._Exported "call")
+
+
+def _unwrap(op, msg, wrapped, kind):
+    """What the test patched in (sys.stdin it set, print or input it replaced), handed over for one call: a
+    stream is served as any stream of the test; a callable is only called, its result crossing quietly."""
+    if kind == protocol.EXPORT_STREAM:
+        return wrapped.target, kind
+    if kind == protocol.EXPORT_CALL and op == protocol.REQ_CALL:
+        return wrapped.target, _PATCHED
+    raise TypeError(f"the test's {op} {msg[2:3]} is not available to the program")
+
+
+_SERVED = {protocol.REQ_CALL: Session._serve_call, protocol.REQ_GET: Session._serve_get,
+           protocol.REQ_SET: Session._serve_set, protocol.REQ_OP: Session._serve_op}
+_CALLABLE = frozenset({protocol.EXPORT_CALL, protocol.EXPORT_OBJECT, _PATCHED})
+_READABLE = frozenset({protocol.EXPORT_OBJECT, protocol.EXPORT_STREAM})  # their public attributes, by name
+# What functools.wraps reads of a function the program decorates (and a docstring of a test object).
+_FUNCTION_META = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__annotations__"})
+
+# What the judge runs for the program's operations on the test's objects (protocol's names), by the kind of
+# object: each takes (object, decoded operands). Asked of a stream, an iterator's iter/next and any object's
+# repr/str, an operation takes the object alone, as the builtin of its name does.
 _OP_IMPL = {"iter": iter, "next": next, "enter": lambda o: o.__enter__(),
             "exit": lambda o: o.__exit__(None, None, None),
             "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
             "ge": operator.ge, "hash": hash, "len": len, "bool": bool, "getitem": lambda o, k: o[k],
             "contains": lambda o, x: x in o, "repr": repr, "str": str}
-_STREAM_OPS = {n: _OP_IMPL[n] for n in protocol.STREAM_OPS}
-_COMPARE_OPS = {n: _OP_IMPL[n] for n in protocol.COMPARE_OPS}
-_OBJECT_OPS = {n: _OP_IMPL[n] for n in protocol.OBJECT_OPS}
-_CALL_OPS = {n: _OP_IMPL[n] for n in protocol.CALL_OPS}
-# What functools.wraps reads of a function the program decorates (and a docstring of a test object).
-_FUNCTION_META = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__annotations__"})
+
+
+def _spread(f):
+    return lambda o, args: f(o, *args)
+
+
+def _alone(f):
+    return lambda o, args: f(o)
+
+
+def _ops(alone=(), spread=()):
+    return {**{n: _spread(_OP_IMPL[n]) for n in spread}, **{n: _alone(_OP_IMPL[n]) for n in alone}}
+
+
+_TEXT = ("repr", "str")
+_SERVED_OPS = {
+    protocol.EXPORT_STREAM: _ops(alone=protocol.STREAM_OPS),
+    protocol.EXPORT_ITERATOR: _ops(alone=("iter", "next", *_TEXT), spread=protocol.COMPARE_OPS),
+    # the test's own __eq__ / __lt__ / __hash__ decide (a heap of Tasks)
+    protocol.EXPORT_OBJECT: _ops(alone=("iter", "next", *_TEXT), spread=(*protocol.COMPARE_OPS, *protocol.OBJECT_OPS)),
+    protocol.EXPORT_CALL: _ops(alone=_TEXT, spread=(*protocol.COMPARE_OPS, *protocol.CALL_OPS)),
+}
+
+
 def _own_rows(value, picks, rows):
     """value with the containers the candidate says are items of a list argument (candidate.Server._picks) replaced
     by the test's own items, in the state the program left them: a claim only hands the test back its own object

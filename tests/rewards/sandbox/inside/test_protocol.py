@@ -34,10 +34,25 @@ def test_the_candidate_runs_every_operation_the_judges_proxies_ask():
     assert set(protocol.UNARY_CAPS) <= set(protocol.UNARY)
 
 
+def test_each_side_serves_each_request_kind_of_the_other_by_one_handler():
+    assert set(candidate._HANDLERS) == set(protocol.JUDGE_REQUESTS) and all(map(callable, candidate._HANDLERS.values()))
+    assert set(session._SERVED) == set(protocol.CANDIDATE_REQUESTS) and all(map(callable, session._SERVED.values()))
+    # every request the candidate's stand-ins for the test's objects send is one the judge serves
+    import inspect
+    import re
+    sent = set(re.findall(r'_coderl_ask\("([a-z_]+)"', inspect.getsource(candidate)))
+    assert sent and sent <= set(protocol.CANDIDATE_REQUESTS), sent - set(protocol.CANDIDATE_REQUESTS)
+
+
 def test_the_judge_serves_every_operation_the_candidate_may_ask():
-    assert set(session._STREAM_OPS) == set(protocol.STREAM_OPS)
-    assert set(session._COMPARE_OPS) == set(protocol.COMPARE_OPS)
-    assert set(session._OBJECT_OPS) == set(protocol.OBJECT_OPS)
+    served = session._SERVED_OPS
+    assert set(served) == {protocol.EXPORT_STREAM, protocol.EXPORT_ITERATOR, protocol.EXPORT_OBJECT,
+                           protocol.EXPORT_CALL}
+    assert set(served[protocol.EXPORT_STREAM]) == set(protocol.STREAM_OPS)
+    assert set(protocol.COMPARE_OPS) <= set(served[protocol.EXPORT_ITERATOR]) & set(served[protocol.EXPORT_CALL])
+    assert set(protocol.OBJECT_OPS) | set(protocol.COMPARE_OPS) <= set(served[protocol.EXPORT_OBJECT])
+    assert set(protocol.CALL_OPS) <= set(served[protocol.EXPORT_CALL])
+    assert set().union(*served.values()) <= set(session._OP_IMPL)
     for name in protocol.COMPARE_OPS[:6]:  # the candidate's stand-in for a test object asks for each
         assert f"__{name}__" in vars(candidate.JudgeObject)
 

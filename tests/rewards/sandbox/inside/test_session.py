@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import collections
 import socket
+import sys
 
 import pytest
 
 from coderl.rewards.sandbox.inside import session, wire
-from coderl.rewards.sandbox.inside.proxy import ProgramStopIteration
+from coderl.rewards.sandbox.inside.proxy import ProgramStopIteration, Unjudgeable
 
 
 @pytest.fixture
@@ -43,3 +44,42 @@ def test_an_unreadable_value_ends_the_job_as_an_error_never_a_pass(judge):
     with pytest.raises(session.CandidateGone):
         judge.dec(["?", 1])
     assert judge.taint[0] == "error"
+
+
+class _Record:
+    """A test's object handed to the program (kind "object")."""
+
+    total = 0
+
+    def __len__(self):
+        return 2
+
+
+def _served(judge, obj, kind, *request):
+    judge.exports[1] = (obj, kind)
+    reply = judge._serve([request[0], 1, *request[1:]])
+    return reply[1] if reply[0] == "ok" else reply[1]["cls"][2]
+
+
+def test_what_the_program_may_ask_of_each_kind_of_the_tests_objects(judge):
+    rec = _Record()
+    assert _served(judge, rec, "object", "get", "total") == 0
+    assert _served(judge, rec, "object", "set", "total", 5) is None and rec.total == 5
+    assert _served(judge, rec, "object", "set", "_secret", 5) == "TypeError"  # private names stay the test's
+    assert _served(judge, rec, "object", "get", "_secret") == "AttributeError"  # as hasattr expects
+    assert _served(judge, rec, "object", "op", "len") == 2
+    assert _served(judge, iter([4, 5]), "iterator", "op", "next") == 4
+    assert _served(judge, iter([4, 5]), "iterator", "op", "len") == "TypeError"
+    assert _served(judge, len, "call", "call", [["l", 1, 2, 3]], {}) == 3
+    assert _served(judge, len, "call", "set", "x", 1) == "TypeError"
+    assert _served(judge, len, "call", "get", "__name__") == "len"  # functools.wraps reads it
+    assert _served(judge, rec, "object", "del", "total") == "TypeError"  # a kind the program never asks
+    def opaque(*args):
+        return sys.__stdout__  # nothing of the test's that may cross
+
+    patched = session._Exported(opaque, "call")  # what the test put in place of print
+    assert _served(judge, patched, "call", "call", ["hi"], {}) is None and judge.taint is None
+    assert _served(judge, patched, "call", "get", "__name__") == "TypeError"  # only ever called
+    with pytest.raises(Unjudgeable):  # the test's own callable: what it returns must cross, or no verdict holds
+        _served(judge, opaque, "call", "call", [], {})
+    assert judge.taint[0] == "unsupported"
