@@ -81,18 +81,11 @@ class Worker(Processes, Hygiene):
         jobdir = os.path.join(self.base, f"job{self.counter}-{os.urandom(6).hex()}")
         os.mkdir(jobdir, 0o700)
         deadline_job = t0 + job["job_timeout_s"]
-        note, children = "", 0
+        note = ""
         self.seq, self.aborted, self.exceeded = job.get("seq"), False, None
-        if spec["format"] == "stdio":
-            children = self._run_stdio(job, spec, jobdir, results, deadline_job)
-        else:
-            remaining = list(spec["order"])
-            while remaining and time.monotonic() < deadline_job and not self.dirty and children <= n + 2:
-                children += 1
-                if not self._attempt(job, spec, jobdir, remaining, results, deadline_job):
-                    break
-                if self.aborted or self.exceeded is not None:
-                    break
+        from . import formats  # loaded with the judge, after the zygote's fork: no candidate holds it
+        run = self._run_stdin_cases if formats.REGISTRY[spec["format"]].stdin_cases else self._run_judged
+        children = run(job, spec, jobdir, results, deadline_job)
         if self.aborted:
             rest = {"status": "timeout", "runtime_s": 0.0, "detail": framing.CUT_DETAIL}
         elif self.exceeded is not None:
@@ -110,6 +103,17 @@ class Worker(Processes, Hygiene):
             reply["exceeded"] = self.exceeded
         self.seq = None
         return reply
+
+    def _run_judged(self, job, spec, jobdir, results, deadline_job):
+        """The judge runs the cases (the format's runner), in as few candidates as the program lets it."""
+        remaining, children, n = list(spec["order"]), 0, len(spec["plan"])
+        while remaining and time.monotonic() < deadline_job and not self.dirty and children <= n + 2:
+            children += 1
+            if not self._attempt(job, spec, jobdir, remaining, results, deadline_job):
+                break
+            if self.aborted or self.exceeded is not None:
+                break
+        return children
 
     def poll_inbox(self):
         """Read what the server sent while a job runs; True when it aborts this job (or the server is gone)."""
@@ -180,7 +184,7 @@ class Worker(Processes, Hygiene):
             if not code:
                 continue
             status = framing.LEDGER_STATUSES[code - 1] if code <= len(framing.LEDGER_STATUSES) else "error"
-            if status == "ok":  # the call format's return value went with the record: nothing to compare
+            if status == "ok":  # judged outside on the value that went with the record, lost with it
                 results[i] = dict(lost)
             else:
                 results[i] = {"status": "timeout" if timed_out and status == "killed" else status,
@@ -341,8 +345,10 @@ class Worker(Processes, Hygiene):
             results[i] = dict(timeout)
             remaining.remove(i)
 
-    # ---------------------------------------------------------------- stdio
-    def _run_stdio(self, job, spec, jobdir, results, deadline_job):
+    # ---------------------------------------------------------------- a program run per case
+    def _run_stdin_cases(self, job, spec, jobdir, results, deadline_job):
+        """Each case is a fresh run of the program as __main__ with the case on its stdin (stdio's cases): no
+        judge, the exit status and what it printed are the outcome."""
         children = 0
         for i in spec["order"]:
             if time.monotonic() >= deadline_job or self.dirty:

@@ -15,7 +15,8 @@ A format module defines
   runner(job, ns)               inside the judge: returns the callable that runs job.order's cases against the
                                 program's names ns (reporting each through job.one / job.each / job.report;
                                 job.spec.fields is the spec plan() made, job.spec.code() compiles a test once);
-                                None where the worker runs the cases itself (stdio)
+                                None: each case is the program's stdin, and the worker runs the program
+                                once per case with no judge (the registry's stdin_cases; stdio)
 and may define
   HOOKS                         names the tests' own code defines, which the program's must not replace
   NEEDS_ENTRY_POINT             True when the label must name its entry point
@@ -57,6 +58,7 @@ def _register(mod) -> SimpleNamespace:
             raise TypeError(f"label format module {mod.__name__} defines no {attr}")
     return SimpleNamespace(
         name=mod.NAME, module=mod, validate_tests=mod.validate_tests, plan=mod.plan, runner=mod.runner,
+        stdin_cases=mod.runner is None,
         hooks=frozenset(getattr(mod, "HOOKS", ())), needs_entry_point=getattr(mod, "NEEDS_ENTRY_POINT", False),
         verdict=getattr(mod, "verdict", None), output_room=getattr(mod, "output_room", None),
         keep=getattr(mod, "keep", keep_passing))

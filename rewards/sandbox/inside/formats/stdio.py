@@ -1,6 +1,6 @@
 """`stdio` (APPS / TACO / CodeContests): a list of {"input": str, "output": str}. The program runs as `__main__`
 once per pair with `input` on its stdin, each in a fresh candidate process (the worker's own loop,
-inside/worker.py _run_stdio: no judge, so no runner here); its stdout is compared outside (verdict)."""
+inside/worker.py _run_stdin_cases: no judge, so no runner here); its stdout is compared outside (verdict)."""
 
 import decimal
 import math

@@ -27,9 +27,11 @@ def test_every_format_module_holds_the_contract():
     for name, fmt in REGISTRY.items():
         assert fmt.module.NAME == name and callable(fmt.validate_tests) and callable(fmt.plan)
         assert fmt.runner is None or callable(fmt.runner)
-    # The worker runs a format's cases itself (one process per case) only for stdio (inside/worker.py _run_stdio);
-    # every other format needs a runner in the judge. Formats whose sandbox reports "ok" are judged outside.
-    assert {n for n, f in REGISTRY.items() if f.runner is None} == {"stdio"}
+    # The worker runs a format's cases itself (one process per case, inside/worker.py _run_stdin_cases) only
+    # for stdio; every other format needs a runner in the judge. Formats whose sandbox reports "ok" are judged
+    # outside.
+    assert {n for n, f in REGISTRY.items() if f.stdin_cases} == {n for n, f in REGISTRY.items() if f.runner is None}
+    assert {n for n, f in REGISTRY.items() if f.stdin_cases} == {"stdio"}
     assert {n for n, f in REGISTRY.items() if f.verdict is not None} == {"stdio", "call"}
 
 
