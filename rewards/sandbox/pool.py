@@ -45,7 +45,7 @@ from dataclasses import replace
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.sandbox import isolation
 from coderl.rewards.sandbox.inside.formats import REGISTRY as FORMATS
-from coderl.rewards.sandbox.inside.framing import CUT_DETAIL, SPEC_CACHE
+from coderl.rewards.sandbox.inside.framing import CUT_DETAIL, OK, SPEC_CACHE
 from coderl.rewards.sandbox.plan import plan
 from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxError, TestOutcome
 
@@ -368,10 +368,10 @@ class Sandbox:
         verdict = FORMATS[label.format].verdict
         for i, r in enumerate(raw):
             status, detail = r.get("status", "killed"), r.get("detail") or ""
-            if status == "ok" and verdict is not None:
+            if status == OK and verdict is not None:
                 ok, detail = verdict(r, label.tests[i])
                 status = "passed" if ok else "failed"
-            elif status not in STATUSES or status == "ok" or (status == "passed" and verdict is not None):
+            elif status not in STATUSES or status == OK or (status == "passed" and verdict is not None):
                 # a format with a verdict passes a case only by it: the sandbox never sees the expected value
                 status, detail = "killed", f"unexpected status {status!r}"
             outcomes.append(TestOutcome(status, float(r.get("runtime_s") or 0.0), detail[:cap]))

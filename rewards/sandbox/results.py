@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from coderl.rewards.labels import Label
+from coderl.rewards.sandbox.inside import framing
 
-# Per-test statuses. "syntax" = the program (or a test) does not compile; "memory" = hit the address-space
-# limit; "killed" = the program's process died by a signal, exited early, or ended while a test ran;
-# "unsupported" = the test needed the program to decide a comparison (an opaque object compared, a test
-# value passed to it that cannot cross the plain-data channel): not judgeable, never a pass.
-STATUSES = ("passed", "failed", "error", "timeout", "memory", "killed", "syntax", "unsupported")
+# Per-test statuses (defined where the sandbox's inside reports them). "syntax" = the program (or a
+# test) does not compile; "memory" = hit the address-space limit; "killed" = the program's process died by a
+# signal, exited early, or ended while a test ran; "unsupported" = the test needed the program to decide a
+# comparison (an opaque object compared, a test value passed to it that cannot cross the plain-data
+# channel): not judgeable, never a pass.
+STATUSES = framing.STATUSES
 
 
 class SandboxError(RuntimeError):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from coderl.rewards.config import SandboxConfig  # noqa: E402
 from coderl.rewards.labels import parse_label  # noqa: E402
-from coderl.rewards.sandbox import Job, Sandbox  # noqa: E402
+from coderl.rewards.sandbox import STATUSES, Job, Sandbox  # noqa: E402
 
 PROBLEMS = {  # name: (correct solution, buggy solution, reference used to compute expected values)
     "sum_list": ("def solve(xs):\n    return sum(xs)\n", "def solve(xs):\n    return sum(xs[1:])\n", sum),
@@ -104,7 +104,7 @@ def run_pool(jobs, timeout: float, workers: int, isolation: str) -> dict:
             "p99_batch_latency_s": pct([r.runtime_s for r in results], 0.99),
             "passed_tests": sum(r.passed for r in results), "tests": tests,
             "statuses": {s: sum(o.status == s for r in results for o in r.outcomes)
-                         for s in ("passed", "failed", "error", "timeout", "memory", "killed", "syntax")},
+                         for s in STATUSES},
             "isolation": info["mode"], "sandbox_uid": info["sandbox_uid"], "workers": workers,
             "warnings": info["warnings"]}
 

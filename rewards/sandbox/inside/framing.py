@@ -11,10 +11,14 @@ import os
 import struct
 
 HEADER = struct.Struct(">Q")
+# Per-test statuses (results.STATUSES, where each is explained), and "ok": the case ran and its format's
+# verdict decides outside, on what the program printed or returned.
+STATUSES = ("passed", "failed", "error", "timeout", "memory", "killed", "syntax", "unsupported")
+OK = "ok"
 # The judge's ledger (worker.py): a page shared by the worker and its judge only, where the judge marks each
 # test's status the moment it is decided (byte 1 + i; byte 0: the program loaded), before any record of it
 # is held back. 0 is "not decided"; a status is its index here plus one.
-LEDGER_STATUSES = ("passed", "failed", "error", "timeout", "memory", "killed", "syntax", "unsupported", "ok")
+LEDGER_STATUSES = (*STATUSES, OK)
 # The detail of a test that a batch deadline cut (the worker aborting it, or the pool settling it unrun).
 CUT_DETAIL = "cut by the batch deadline"
 # Label specs (keyed by the label's digest) a worker and its judge keep, and so the digests the pool knows a

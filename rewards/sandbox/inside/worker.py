@@ -184,7 +184,7 @@ class Worker(Processes, Hygiene):
             if not code:
                 continue
             status = framing.LEDGER_STATUSES[code - 1] if code <= len(framing.LEDGER_STATUSES) else "error"
-            if status == "ok":  # judged outside on the value that went with the record, lost with it
+            if status == framing.OK:  # judged outside on the value that went with the record, lost with it
                 results[i] = dict(lost)
             else:
                 results[i] = {"status": "timeout" if timed_out and status == "killed" else status,
@@ -410,7 +410,7 @@ class Worker(Processes, Hygiene):
         self._drain(cand)
         stderr = bytes(cand.bufs[cand.err]).decode("utf-8", "replace")
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-            return {"status": "ok", "runtime_s": runtime, "detail": ""}
+            return {"status": framing.OK, "runtime_s": runtime, "detail": ""}
         st, why = _classify_exit(status, stderr)
         if st == "killed" and os.WIFEXITED(status):
             code = os.WEXITSTATUS(status)

@@ -12,6 +12,7 @@ import json
 import math
 from fractions import Fraction
 
+from .. import framing
 from .common import MUST_PAIR, pair_tests
 
 NAME = "call"
@@ -97,7 +98,7 @@ def runner(job, ns):
         for i in job.order:
             if s.gone:
                 return
-            job.one(i, lambda i=i: case(i), success="ok")
+            job.one(i, lambda i=i: case(i), success=framing.OK)
 
     return run
 
