@@ -21,6 +21,12 @@ from coderl.rewards.config import RewardConfig
 from coderl.rewards.sandbox import JobResult
 
 COMPONENTS = ("correctness", "format", "syntax", "length", "bonus")
+# RewardBreakdown.status where no sandbox verdict decided the reward (else it is JobResult.status).
+UNMATCHED = "unmatched"  # the query's problem is unknown: RewardConfig.unmatched_reward
+NO_CODE = "no_code"  # no code could be extracted from the response
+SYNTAX = "syntax"  # the code does not compile (the sandbox's status of the same name, not run there)
+NOT_RUN = "not_run"  # the code compiles but was not run
+DEADLINE = "deadline"  # the batch deadline cut its job: no verdict, the cut reward
 
 
 @dataclass(frozen=True)
@@ -35,7 +41,7 @@ class RewardBreakdown:
     length: float = 0.0
     bonus: float = 0.0  # what the all-pass bonus added to the reward (0 unless all_pass_bonus > 0)
     all_passed: bool = False
-    status: str = "failed"  # JobResult.status, or "unmatched" / "no_code" / "syntax" / "deadline" (cut: no verdict)
+    status: str = "failed"  # JobResult.status, or UNMATCHED / NO_CODE / SYNTAX / NOT_RUN / DEADLINE
     timeouts: int = 0  # test cases that hit their time limit
     unsupported: int = 0  # test cases the judge could not decide on plain data (never passes)
     cached: bool = False
@@ -79,7 +85,7 @@ def compute_reward(cfg: RewardConfig, *, response: str, code: str | None, format
     """
     fmt = 1.0 if format_ok else 0.0
     if code is None:
-        return RewardBreakdown(reward=_combine(cfg, 0.0, fmt, 0.0, 0.0), score=0.0, format=fmt, status="no_code")
+        return RewardBreakdown(reward=_combine(cfg, 0.0, fmt, 0.0, 0.0), score=0.0, format=fmt, status=NO_CODE)
     syntax = 1.0 if syntax_ok else 0.0
     length = length_component(len(response), cfg)
     correctness = correctness_of(result) if not deadline_missed else 0.0
@@ -87,9 +93,9 @@ def compute_reward(cfg: RewardConfig, *, response: str, code: str | None, format
     bonus = cfg.all_pass_bonus if all_passed else 0.0
     reward = _combine(cfg, correctness, fmt, syntax, length) + bonus
     if deadline_missed:
-        status = "deadline"
+        status = DEADLINE
     elif result is None:
-        status = "syntax" if not syntax_ok else "not_run"
+        status = SYNTAX if not syntax_ok else NOT_RUN
     else:
         status = result.status
     outcomes = result.outcomes if result is not None else ()
@@ -102,7 +108,7 @@ def compute_reward(cfg: RewardConfig, *, response: str, code: str | None, format
 
 def unmatched_reward(cfg: RewardConfig) -> RewardBreakdown:
     """The reward of a query whose problem is not in the dataset (and no label was sent)."""
-    return RewardBreakdown(reward=float(cfg.unmatched_reward), score=0.0, status="unmatched")
+    return RewardBreakdown(reward=float(cfg.unmatched_reward), score=0.0, status=UNMATCHED)
 
 
 def openrlhf_answer(items: Sequence[RewardBreakdown]) -> dict:
@@ -118,11 +124,11 @@ def extra_logs(items: Sequence[RewardBreakdown]) -> dict[str, list[float]]:
     """
     logs: dict[str, list[float]] = {f"reward/{c}": [float(getattr(b, c)) for b in items] for c in COMPONENTS}
     logs["reward/all_passed"] = [1.0 if b.all_passed else 0.0 for b in items]
-    logs["reward/unmatched"] = [1.0 if b.status == "unmatched" else 0.0 for b in items]
-    logs["reward/no_code"] = [1.0 if b.status == "no_code" else 0.0 for b in items]
-    logs["reward/timeout"] = [1.0 if (b.timeouts or b.status in ("timeout", "deadline")) else 0.0 for b in items]
+    logs["reward/unmatched"] = [1.0 if b.status == UNMATCHED else 0.0 for b in items]
+    logs["reward/no_code"] = [1.0 if b.status == NO_CODE else 0.0 for b in items]
+    logs["reward/timeout"] = [1.0 if (b.timeouts or b.status in ("timeout", DEADLINE)) else 0.0 for b in items]
     logs["reward/unsupported"] = [1.0 if b.unsupported else 0.0 for b in items]
-    logs["reward/cut"] = [1.0 if b.status == "deadline" else 0.0 for b in items]  # cut by the batch deadline
+    logs["reward/cut"] = [1.0 if b.status == DEADLINE else 0.0 for b in items]  # cut by the batch deadline
     return logs
 
 

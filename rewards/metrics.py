@@ -15,7 +15,15 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from coderl.rewards.code_reward import COMPONENTS, RewardBreakdown
+from coderl.rewards.code_reward import (
+    COMPONENTS,
+    DEADLINE,
+    NO_CODE,
+    NOT_RUN,
+    SYNTAX,
+    UNMATCHED,
+    RewardBreakdown,
+)
 from coderl.rewards.result_cache import CacheStats
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 90, 120, 150, 180)
@@ -59,6 +67,10 @@ class Metrics:
         self.component_mean = Gauge("coderl_reward_component_mean", "Mean of each reward component, last batch.",
                                     ["component"], registry=r)
         self.in_flight = Gauge("coderl_batches_in_flight", "Batches being scored now.", registry=r)
+        # What each reward status counts: those no sandbox verdict decided have a counter of their own (or none:
+        # never run), every other is an execution's status (executions, by status).
+        self._counts = {UNMATCHED: self.unmatched.inc, NO_CODE: self.no_code.inc, DEADLINE: self.deadline_misses.inc,
+                        SYNTAX: _uncounted, NOT_RUN: _uncounted}
 
     def watch_result_cache(self, stats: Callable[[], CacheStats | None]) -> None:
         """Expose the result cache's counters, read at scrape time (zeros while the cache is off)."""
@@ -73,15 +85,12 @@ class Metrics:
         total, unmatched = 0.0, 0
         for b in items:
             total += b.reward
-            if b.status == "unmatched":
-                unmatched += 1
-                self.unmatched.inc()
-            elif b.status == "no_code":
-                self.no_code.inc()
-            elif b.status == "deadline":
-                self.deadline_misses.inc()
-            elif b.status not in ("syntax", "not_run"):
+            unmatched += b.status == UNMATCHED
+            count = self._counts.get(b.status)
+            if count is None:
                 self.executions.labels(b.status).inc()
+            else:
+                count()
             if b.timeouts:
                 self.test_timeouts.inc(b.timeouts)
             if b.unsupported:
@@ -97,6 +106,10 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+def _uncounted() -> None:
+    """A status that counts nowhere (the code never ran)."""
 
 
 class _ResultCacheCollector(Collector):

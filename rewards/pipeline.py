@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from coderl.rewards.code_reward import RewardBreakdown, compute_reward, unmatched_reward
+from coderl.rewards.code_reward import DEADLINE, RewardBreakdown, compute_reward, unmatched_reward
 from coderl.rewards.config import RewardConfig
 from coderl.rewards.extract import (
     ANSWER_FORMATS,
@@ -205,13 +205,13 @@ class Scorer:
     def _neutralise(self, prepared: Sequence[Prepared], out: list[RewardBreakdown]) -> list[RewardBreakdown]:
         """A cut sample is not evidence about its program: it gets the mean reward of its prompt's finished
         samples in this batch (so its group-normalised advantage is ~0), else cut_reward."""
-        cut = [i for i, b in enumerate(out) if b.status == "deadline"]
+        cut = [i for i, b in enumerate(out) if b.status == DEADLINE]
         if not cut:
             return out
         groups: dict[int, list[float]] = {}
         if self.cfg.cut_reward_neutral:
             for i, b in enumerate(out):
-                if b.status != "deadline" and prepared[i].label is not None:
+                if b.status != DEADLINE and prepared[i].label is not None:
                     groups.setdefault(id(prepared[i].label), []).append(b.reward)
         for i in cut:
             finished = groups.get(id(prepared[i].label))

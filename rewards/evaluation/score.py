@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from coderl.rewards.code_reward import RewardBreakdown
+from coderl.rewards.code_reward import NO_CODE, RewardBreakdown
 from coderl.rewards.config import RewardConfig
 from coderl.rewards.errors import DataError
 from coderl.rewards.evaluation.samples import Sample
@@ -29,8 +29,8 @@ COMPLETION_FORMATS = ("response", "humaneval")
 # raised. A status the sandbox adds later is reported under its own name (see bucket()).
 _BUCKETS = {"passed": "passed", "failed": "wrong_answer", "error": "error", "timeout": "timeout",
             "syntax": "syntax", "memory": "crashed", "killed": "crashed"}
-# Sample-level outcomes that never reach the sandbox.
-NO_CODE, UNKNOWN_TASK = "no_code", "unknown_task"
+# Sample-level outcomes that never reach the sandbox: NO_CODE (the reward's), and a task the data lacks.
+UNKNOWN_TASK = "unknown_task"
 _DETAIL_CHARS = 300
 _NO_DEADLINE_S = 30 * 86400.0  # an evaluation waits for every job (the server has a batch deadline)
 
