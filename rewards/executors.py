@@ -34,6 +34,7 @@ from coderl.rewards.config import SandboxConfig
 from coderl.rewards.result_cache import KEY_BYTES, ResultCache, limits_digest, program_decided, result_key
 from coderl.rewards.sandbox import Job, JobResult, Sandbox, TestOutcome, count_tests
 from coderl.rewards.sandbox.inside.framing import CUT_DETAIL
+from coderl.rewards.sandbox.results import INFRA_CUT, INFRA_PROBE
 
 log = logging.getLogger("coderl.reward_server")
 _LATE_S = 10.0  # how long past the deadline a chunk may take to bring back its cut results (a Ray round trip)
@@ -56,7 +57,7 @@ def _cut(job: Job, waited_s: float) -> JobResult:
     """What the pool gives a job the batch deadline cut before any run of it ended."""
     n = count_tests(job.label)
     return JobResult([TestOutcome("timeout", 0.0, CUT_DETAIL) for _ in range(n)], n, waited_s,
-                     detail=CUT_DETAIL, infra="deadline")
+                     detail=CUT_DETAIL, infra=INFRA_CUT)
 
 
 class BaseExecutor:
@@ -232,9 +233,9 @@ class BaseExecutor:
                 missed += len(idx)
                 continue
             if res.infra:  # the sandbox decided it, not the program
-                if res.infra in ("deadline", "probe"):  # cut; "probe": scored by the run that exceeded its probe
+                if res.infra in (INFRA_CUT, INFRA_PROBE):  # cut; "probe": scored by the run that exceeded its probe
                     cut += len(idx)
-                    probed += len(idx) if res.infra == "probe" else 0
+                    probed += len(idx) if res.infra == INFRA_PROBE else 0
                 else:
                     infra += len(idx)
             for n, i in enumerate(idx):

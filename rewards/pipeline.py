@@ -39,6 +39,7 @@ from coderl.rewards.extract import (
 from coderl.rewards.labels import Label, LabelError, parse_label
 from coderl.rewards.prompt_index import PromptIndex
 from coderl.rewards.sandbox import Job, JobResult
+from coderl.rewards.sandbox.results import INFRA_CUT
 from coderl.rewards.syntax import parses
 
 log = logging.getLogger("coderl.reward_server")
@@ -195,7 +196,7 @@ class Scorer:
             syntax_ok = p.syntax_ok
             if syntax_ok is None:
                 syntax_ok = compiled(res) or parses(p.extracted.code, self.cfg.syntax_max_chars)
-            cut = ran and (res is None or res.infra == "deadline")
+            cut = ran and (res is None or res.infra == INFRA_CUT)
             if not syntax_ok:  # scored as code that was never run, as when the check came first
                 ran, res, cut = False, None, False
             out.append(compute_reward(self.cfg, response=p.response, code=p.extracted.code, format_ok=p.format_ok,

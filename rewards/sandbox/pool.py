@@ -47,7 +47,15 @@ from coderl.rewards.sandbox import isolation
 from coderl.rewards.sandbox.inside.formats import REGISTRY as FORMATS
 from coderl.rewards.sandbox.inside.framing import CUT_DETAIL, OK, SPEC_CACHE
 from coderl.rewards.sandbox.plan import plan
-from coderl.rewards.sandbox.results import STATUSES, Job, JobResult, SandboxError, TestOutcome
+from coderl.rewards.sandbox.results import (
+    INFRA_CUT,
+    INFRA_PROBE,
+    STATUSES,
+    Job,
+    JobResult,
+    SandboxError,
+    TestOutcome,
+)
 
 PROBE_CUT_DETAIL = "cut by the batch deadline before its rerun with full limits: its first run, at the probe's limits"
 
@@ -320,7 +328,7 @@ class Sandbox:
             self._stats["aborted"] += 1
         if reply is not None and probe and reply.get("exceeded") is not None and "results" in reply and not batch.cut:
             item.probe = 0.0  # needs more than the probe: again from the start, with its full limits
-            item.first = replace(self._assemble(item, reply), infra="probe", detail=PROBE_CUT_DETAIL)
+            item.first = replace(self._assemble(item, reply), infra=INFRA_PROBE, detail=PROBE_CUT_DETAIL)
             self._stats["slow_lane"] += 1
             self._lanes.put([item], slow=True)
             if not reply.get("clean", True):  # what the run left could not be cleaned: a fresh worker next
@@ -377,7 +385,7 @@ class Sandbox:
             outcomes.append(TestOutcome(status, float(r.get("runtime_s") or 0.0), detail[:cap]))
         stats = {"children": reply.get("children", 1), "sandbox_runtime_s": reply.get("runtime_s", 0.0)}
         return JobResult(outcomes, item.expected, time.monotonic() - item.t0, detail=reply.get("note", ""),
-                         stats=stats, infra="deadline" if reply.get("aborted") else "")
+                         stats=stats, infra=INFRA_CUT if reply.get("aborted") else "")
 
     def _payload(self, job: Job) -> tuple[dict, dict, int, float]:
         label, cfg = job.label, self.config
@@ -439,7 +447,7 @@ class Sandbox:
             # lane keeps what its first run showed, never more than finishing would have given it.
             _settle(item, item.first or JobResult([TestOutcome("timeout", 0.0, CUT_DETAIL) for _ in range(item.expected)],
                                                   item.expected, time.monotonic() - item.t0, detail=CUT_DETAIL,
-                                                  infra="deadline"))
+                                                  infra=INFRA_CUT))
             if slot is not None:
                 try:
                     os.write(self._wakes[slot][1], b"x")

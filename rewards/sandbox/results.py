@@ -15,6 +15,11 @@ from coderl.rewards.sandbox.inside import framing
 STATUSES = framing.STATUSES
 
 
+# JobResult.infra values that callers tell apart from the other reasons (any non-empty one: never cached).
+INFRA_CUT = "deadline"  # the batch deadline cut the job before any run of it ended: no verdict
+INFRA_PROBE = "probe"  # the first run of a job whose rerun the deadline cut, at its probe's limits
+
+
 class SandboxError(RuntimeError):
     """The pool cannot run jobs (closed, or its workers cannot start)."""
 
@@ -50,7 +55,7 @@ class JobResult:
     # the job before any run of it ended; "probe": it cut the rerun of a job that had exceeded its probe, and
     # this is that first run, at the probe's limits; "worker": no worker could run it): never cached, never
     # shared, reported apart from wrong answers.
-    infra: str = ""
+    infra: str = ""  # INFRA_CUT, INFRA_PROBE, "worker", "executor", ...
 
     @property
     def passed(self) -> int:
