@@ -14,7 +14,6 @@ from coderl.rewards.sandbox.inside import framing
 # channel): not judgeable, never a pass.
 STATUSES = framing.STATUSES
 
-
 # JobResult.infra values that callers tell apart from the other reasons (any non-empty one: never cached).
 INFRA_CUT = "deadline"  # the batch deadline cut the job before any run of it ended: no verdict
 INFRA_PROBE = "probe"  # the first run of a job whose rerun the deadline cut, at its probe's limits
