@@ -315,6 +315,14 @@ def bench_lookup(sizes: list[int], n_queries: int = 2000, n_linear: int = 30) ->
     return out
 
 
+def _print_times(section: dict, extra=lambda o: "") -> None:
+    """A workload's times: the baseline's, then ours per worker count (median), with what extra adds."""
+    print(f"  {'BASELINE seed-style':<30}{section['baseline_s']:>9.3f} s")
+    for o in section["ours"]:
+        label = f"ours, {o['workers']} workers (median)"
+        print(f"  {label:<30}{o['s_median']:>9.3f} s   {o['speedup']:>6.1f}x{extra(o)}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--queries", type=int, default=256)
@@ -377,19 +385,13 @@ def main() -> int:
         h = result["humaneval_unittest"]
         print(f"HumanEval as CodeRM unittest modules: {h['queries']} queries over {h['problems']} problems, half right "
               f"(all-passed verdicts agree {h['all_passed_agree']})")
-        print(f"  {'BASELINE seed-style':<30}{h['baseline_s']:>9.3f} s")
-        for o in h["ours"]:
-            label = f"ours, {o['workers']} workers (median)"
-            print(f"  {label:<30}{o['s_median']:>9.3f} s   {o['speedup']:>6.1f}x   server CPU "
-                  f"{o['server_cpu_ms_per_job']} ms/job, sandbox CPU {o['sandbox_cpu_ms_per_job']} ms/job")
+        _print_times(h, lambda o: f"   server CPU {o['server_cpu_ms_per_job']} ms/job, sandbox CPU "
+                                  f"{o['sandbox_cpu_ms_per_job']} ms/job")
     if "end_to_end" in result:
         e = result["end_to_end"]
         print(f"end to end: {e['queries']} queries x {e['tests_per_problem']} tests, {e['prompts']} prompts "
               f"(verdicts agree {e['pass_verdicts_agree']})")
-        print(f"  {'BASELINE seed-style':<30}{e['baseline_s']:>9.3f} s")
-        for o in e["ours"]:
-            label = f"ours, {o['workers']} workers (median)"
-            print(f"  {label:<30}{o['s_median']:>9.3f} s   {o['speedup']:>6.1f}x")
+        _print_times(e)
     print(f"\n{'prompts':>9} {'ours chatml µs':>15} {'ours raw µs':>12} {'linear scan µs':>15} {'speedup':>9}")
     for r in result["lookup"]:
         print(f"{r['prompts']:>9} {r['ours_chatml_us']:>15} {r['ours_raw_us']:>12} {r['baseline_linear_us']:>15} "
