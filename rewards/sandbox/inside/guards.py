@@ -16,6 +16,7 @@ import unittest
 import unittest.mock
 
 from . import wire
+from .protocol import EXPORT_CALL, EXPORT_ITERATOR, EXPORT_OBJECT, EXPORT_STREAM
 from .proxy import _loaded
 
 _FILENAMES = ("<test", "<check", "<setup")  # code compiled from a label: the only code whose objects cross
@@ -160,36 +161,36 @@ def _exportable(obj):
     if t is _Exported:
         return obj.kind
     if t is types.FunctionType:
-        return "call" if _from_tests(obj.__code__) else None
+        return EXPORT_CALL if _from_tests(obj.__code__) else None
     if t is types.MethodType:
         if _from_tests(getattr(obj.__func__, "__code__", None)):
             # a test's own method, of one of its objects or of the TestCase (`lib.on_add(self.handler)`): only
             # called, as a function of the test is; the TestCase itself never crosses
             owner = obj.__self__
-            return "call" if _exportable(owner) == "object" or isinstance(owner, unittest.TestCase) else None
+            return EXPORT_CALL if _exportable(owner) == EXPORT_OBJECT or isinstance(owner, unittest.TestCase) else None
         # a standard-library method bound to the test's data (random.Random(3).randint, counter.most_common)
-        return "call" if _data_owner(obj.__self__) else None
+        return EXPORT_CALL if _data_owner(obj.__self__) else None
     if t is types.GeneratorType:  # the test's own, or mock_open()'s (a program's `for line in f`)
         code = obj.gi_code
-        return "iterator" if _from_tests(code) or code.co_filename == unittest.mock.__file__ else None
+        return EXPORT_ITERATOR if _from_tests(code) or code.co_filename == unittest.mock.__file__ else None
     if t in _ITER_TYPES or getattr(t, "__module__", None) == "itertools":  # itertools.count() and the like
-        return "iterator"
+        return EXPORT_ITERATOR
     if t in _VIEW_TYPES:  # f(d.items()): len, iteration and `in` as on the view
-        return "object"
+        return EXPORT_OBJECT
     if t in _ACCESSORS:
-        return "call"
+        return EXPORT_CALL
     if t in _BOUND_BUILTINS:  # 'abc'.upper, acc.append in the test's data: calls run on the test's object
-        return "call" if _data_owner(obj.__self__) else None
+        return EXPORT_CALL if _data_owner(obj.__self__) else None
     if isinstance(obj, io.IOBase):  # a StringIO or file the test passes (csv.reader(f), json.load(f))
         # never this process's own standard streams (its stderr is the worker's)
-        return None if any(obj is s for s in (sys.__stdin__, sys.__stdout__, sys.__stderr__)) else "stream"
+        return None if any(obj is s for s in (sys.__stdin__, sys.__stdout__, sys.__stderr__)) else EXPORT_STREAM
     if isinstance(obj, unittest.mock.NonCallableMock):  # a Mock the test hands over or patches in (mock_open)
-        return "object"
+        return EXPORT_OBJECT
     if isinstance(obj, (type, types.ModuleType, BaseException, unittest.TestCase)):
         return None
     if t is object:  # a bare sentinel (`MISSING = object()`): no state, identity its only behaviour
-        return "object"
+        return EXPORT_OBJECT
     module = getattr(t, "__module__", "")
     if isinstance(module, str) and module.startswith(("test_module_", "__check__")):
-        return "object"
+        return EXPORT_OBJECT
     return None

@@ -24,7 +24,7 @@ import os
 import sys
 import types
 
-from . import wire
+from . import protocol, wire
 
 _MISSING = object()
 _CAPTURE_CHARS = 1 << 20  # what a test redirecting stdout gets of one call's output
@@ -190,7 +190,7 @@ class Stdin(Mirror):
 
     def capture(self, session, ctx):
         if sys.stdin is not session.streams[1]:
-            ctx["stdin"] = session.export(session.Exported(sys.stdin, "stream"))
+            ctx["stdin"] = session.export(session.Exported(sys.stdin, protocol.EXPORT_STREAM))
 
     def install(self, server, ctx):
         if "stdin" in ctx:

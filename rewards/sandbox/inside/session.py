@@ -308,7 +308,7 @@ class Session:
         """How a value the test put in place of a builtin or a module attribute reaches the program: a
         callable the test made (a mock, a function) is called back here, anything else crosses as data."""
         if callable(value) and not isinstance(value, type) and self._ref(value) is None:
-            value = _Exported(value, "call")
+            value = _Exported(value, protocol.EXPORT_CALL)
         return self.enc(value)
 
     def _check_solution_module(self):
