@@ -81,7 +81,6 @@ class Worker(Processes, Hygiene):
         jobdir = os.path.join(self.base, f"job{self.counter}-{os.urandom(6).hex()}")
         os.mkdir(jobdir, 0o700)
         deadline_job = t0 + job["job_timeout_s"]
-        note = ""
         self.seq, self.aborted, self.exceeded = job.get("seq"), False, None
         from . import formats  # loaded with the judge, after the zygote's fork: no candidate holds it
         run = self._run_stdin_cases if formats.REGISTRY[spec["format"]].stdin_cases else self._run_judged
@@ -96,7 +95,7 @@ class Worker(Processes, Hygiene):
         for i in range(n):
             if results[i] is None:
                 results[i] = dict(rest)
-        reply = {"results": results, "note": note, "children": children, "runtime_s": time.monotonic() - t0}
+        reply = {"results": results, "note": "", "children": children, "runtime_s": time.monotonic() - t0}
         if self.aborted:
             reply["aborted"] = True
         if self.exceeded is not None:
