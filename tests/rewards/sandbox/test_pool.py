@@ -366,6 +366,30 @@ def test_memory_limit(sb):
     assert [o.status for o in r.outcomes] == ["memory", "passed"]
 
 
+# Each child holds less than memory_mb (RLIMIT_AS, per process), together more than job_memory_mb.
+_FORKED_HOGS = ("import os, time\nfor _ in range(3):\n    if os.fork() == 0:\n"
+                "        b = bytearray(150 << 20)\n        time.sleep(5)\n        os._exit(0)\ntime.sleep(0.4)\n")
+
+
+def test_a_jobs_processes_together_stay_within_job_memory():
+    """RLIMIT_AS bounds one process: a job forking max_processes children held that many times memory_mb (the
+    host's memory, shared with every worker's jobs and the trainer). The job's processes together are bounded;
+    a right program forking small children beside it keeps its verdict (red team r28)."""
+    cfg = SandboxConfig(isolation="bwrap", workers=2, test_timeout_s=3.0, job_timeout_s=10.0, memory_mb=256,
+                        job_memory_mb=256)
+    fn = parse_label({"format": "assert", "tests": ["assert f(2) == 4"]})
+    stdio = parse_label({"format": "stdio", "tests": [{"input": "2\n", "output": "4\n"}]})
+    small = ("import os\nkids = [os.fork() for _ in range(3)]\nif 0 in kids:\n    os._exit(0)\n"
+             "for k in kids:\n    os.waitpid(k, 0)\n")
+    with Sandbox(cfg) as s:
+        r = s.run([Job(_FORKED_HOGS + "def f(x):\n    return x * x\n", fn),
+                   Job(_FORKED_HOGS + "print(int(input()) ** 2)\n", stdio),
+                   Job(small + "def f(x):\n    return x * x\n", fn),
+                   Job(small + "print(int(input()) ** 2)\n", stdio)])
+    assert [[o.status for o in x.outcomes] for x in r] == [["memory"], ["memory"], ["passed"], ["passed"]], r
+    assert "256 MiB together" in r[0].outcomes[0].detail
+
+
 def test_environment_is_scrubbed(sb, monkeypatch):
     monkeypatch.setenv("WANDB_API_KEY", "sekrit-wandb-123")
     monkeypatch.setenv("HF_TOKEN", "sekrit-hf-456")
