@@ -35,6 +35,9 @@ DENIED = (
     "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
     "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
     "mq_getsetattr",
+    # memory that is no process's: a memfd's pages count in no RLIMIT_AS and no resident size, so a job held
+    # 40 x 16 MB of them per process under memory_mb 256 (red team r28); files go to the capped tmpfs instead
+    "memfd_create", "memfd_secret",
     # CPU placement: a pinned worker's jobs stay on its CPU (docs/sandbox.md, "CPUs")
     "sched_setaffinity",
     # other processes, tracing, namespaces

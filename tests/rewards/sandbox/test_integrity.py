@@ -769,7 +769,8 @@ def test_a_mock_is_never_replaced_by_a_stand_in_that_answers_for_the_program(sb)
 # System calls a program (and the tests, in the judge) may not make, with arguments harmless had the filter let them
 # through: (name, args, errno expected). Keys and System V IPC outlive their processes, in namespaces all jobs of
 # a worker (keys: of the host uid, every worker) share: one job stored there what it learned (an expected value
-# a callback's assertion quoted) and the next one read it. Affinity: a job crowding the other worker's CPU.
+# a callback's assertion quoted) and the next one read it. Affinity: a job crowding the other worker's CPU. A
+# memfd: memory no limit of the job counts (red team r28).
 _DENIED_PROBES = [("keyctl", (0, -4, 1), EPERM), ("add_key", (0, 0, 0, 0, -4), EPERM), ("request_key", (0, 0, 0, 0), EPERM),
                   ("shmget", (0, 4096, 0o600), EPERM), ("msgget", (0, 0o600), EPERM), ("semget", (0, 1, 0o600), EPERM),
                   ("mq_open", (0, 0, 0, 0), EPERM), ("sched_setaffinity", (0, 0, 0), EPERM), ("ptrace", (0,), EPERM),
@@ -779,7 +780,8 @@ _DENIED_PROBES = [("keyctl", (0, -4, 1), EPERM), ("add_key", (0, 0, 0, 0, -4), E
                   ("userfaultfd", (0,), EPERM), ("io_uring_setup", (0, 0), EPERM), ("personality", (0xFFFFFFFF,), EPERM),
                   ("mount", (0, 0, 0, 0, 0), EPERM), ("kexec_load", (0, 0, 0, 0), EPERM), ("init_module", (0, 0, 0), EPERM),
                   ("settimeofday", (0, 0), EPERM), ("acct", (0,), EPERM), ("kcmp", (1, 1, 0, 0, 0), EPERM),
-                  ("open_by_handle_at", (-1, 0, 0), EPERM), ("unshare", (0x400,), 0), ("personality", (0x8,), 0)]
+                  ("open_by_handle_at", (-1, 0, 0), EPERM), ("memfd_create", (0, 0), EPERM),
+                  ("unshare", (0x400,), 0), ("personality", (0x8,), 0)]
 
 
 def _probe(names):
