@@ -693,6 +693,19 @@ def test_an_integer_answer_is_never_another_integer_written_as_a_float(sb):
     assert r[2].pass_rate == 1.0 and r[3].pass_rate == 1.0, [o.detail for x in r[2:] for o in x.outcomes]
 
 
+def test_two_values_of_the_program_holding_nans_compare_as_in_plain_python(sb, tmp_path):
+    # Every NaN crossed as json's one constant object, and containers compare items by identity first: a
+    # program returning [nan] passed assertEqual(f(2), f(2)) and assertIn, which plain Python fails (red team r28).
+    code = "def f(x):\n    return [float('nan'), x]\n"
+    test = ("import unittest\nclass T(unittest.TestCase):\n    def test_eq(self):\n        self.assertEqual(f(2), f(2))\n"
+            "    def test_in(self):\n        self.assertIn(f(2)[0], [f(2)[0]])\n"
+            "    def test_ne(self):\n        self.assertNotEqual(f(2), f(2))\n")
+    r = sb.run([Job(code, parse_label({"format": "unittest", "tests": [test]}))])[0]
+    plain = _plain_unittest(tmp_path, code, test)
+    assert [o.status for o in r.outcomes] == ["failed", "failed", "passed"], [o.detail for o in r.outcomes]
+    assert plain == ["failed", "failed", "passed"], plain
+
+
 def test_a_call_returning_inf_or_nan_returns_a_float_not_a_string(sb):
     # The judge sent float('inf') / nan as the strings 'inf' / 'nan': they passed for an expected string.
     label = parse_label({"format": "call", "entry_point": "f", "tests": [
