@@ -39,8 +39,8 @@ _GRACE_S = 1.0  # how long the judge may take to notice its candidate was killed
 # and send them together: one frame per job instead of one per test. Each test still gets its full limit:
 # the worker's clock adds the hold-back (see _supervise), and after a kill the judge sends what it held.
 _HOLD_S = 0.05
-_RECV = 1 << 16
-_MEM_DETAIL = "out of memory: the job's processes held more than {} MiB together"  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
+_RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
+_MEM_DETAIL = "out of memory: the job's processes held more than {} MiB together"
 
 
 class Worker(Processes, Hygiene):
