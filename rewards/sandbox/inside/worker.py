@@ -396,11 +396,15 @@ class Worker(Processes, Hygiene):
         clock = RunClock(job["test_timeout_s"], deadline_job, (cand.pid,), self._starved_cap(job), self.job_cpu)
         mem = self._memory_watch()
         fds = [cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
-        while cand.pid not in self.zexits:
+        # The case's output is what reaches its pipes until every process holding them closed them, as a harness
+        # reading `python prog.py`'s pipes to their end gets it: a child the program left writing after it exited
+        # was cut off here, so its garbage never counted (red team r28).
+        while cand.pid not in self.zexits or cand.out in fds or cand.err in fds:
             left = clock.left()
             if left <= 0:
-                return {"status": "timeout", "runtime_s": time.monotonic() - t0, "detail": "wall-clock limit exceeded",
-                        "wall": True}
+                detail = ("wall-clock limit exceeded" if cand.pid not in self.zexits else
+                          "wall-clock limit exceeded: a process the program started still held its output")
+                return {"status": "timeout", "runtime_s": time.monotonic() - t0, "detail": detail, "wall": True}
             now = time.monotonic()
             if mem.over(now):
                 self.sweep()

@@ -219,6 +219,12 @@ STDIO_ENDINGS = {
                       "threading.Thread(target=main, daemon=True).start()\n"),
     "raise_after_thread": ("import threading\ndef main():\n    print(int(input()) ** 2)\n"
                            "threading.Thread(target=main).start()\nraise ValueError('after')\n"),
+    # A process the program started writes after the program exited: a harness reads the pipes to their end, so
+    # that output counts (red team r28: it was cut off, and garbage written that way passed).
+    "child_writes_after_exit": ("import os, time\nprint(int(input()) ** 2, flush=True)\nif os.fork() == 0:\n"
+                                "    time.sleep(0.1)\n    print('garbage', flush=True)\n    os._exit(0)\n"),
+    "child_answers_after_exit": ("import os, time\nn = int(input())\nif os.fork() == 0:\n    os.setsid()\n"
+                                 "    time.sleep(0.1)\n    print(n * n, flush=True)\n    os._exit(0)\n"),
 }
 
 
@@ -230,6 +236,14 @@ def test_a_stdio_program_ends_as_plain_python_ends_it(sb, name):
     outcome = sb.run([Job(code, label)])[0].outcomes[0]
     want = "passed" if plain.returncode == 0 and plain.stdout == "9\n" else "error" if plain.returncode else "failed"
     assert outcome.status == want, (plain.returncode, plain.stdout, outcome.detail)
+
+
+def test_a_stdio_case_whose_output_a_left_process_holds_open_times_out(sb):
+    # plain: the harness's read of the pipes to their end outlives the limit (subprocess's TimeoutExpired)
+    code = "import os, time\nprint(int(input()) ** 2, flush=True)\nif os.fork() == 0:\n    time.sleep(20)\n"
+    label = parse_label({"format": "stdio", "time_limit_s": 0.5, "tests": [{"input": "3\n", "output": "9\n"}]})
+    outcome = sb.run([Job(code, label)])[0].outcomes[0]
+    assert outcome.status == "timeout" and "held its output" in outcome.detail, outcome
 
 
 def test_call_format_semantics(sb):
