@@ -90,6 +90,13 @@ class Worker(Processes, Hygiene):
         else:
             remaining = list(spec["order"])
             while remaining and time.monotonic() < deadline_job and not self.dirty and children <= n + 2:
+                # A candidate replacing one that died starts alone, as a stdio case does: what the last one left
+                # would stay beside it, and RLIMIT_NPROC, counted from the processes alive at its fork, granted
+                # each candidate max_processes more (a job whose calls forked daemons and died held 72 processes
+                # under max_processes 8; red team r28).
+                if children and not self.sweep():
+                    self.dirty = True
+                    break
                 children += 1
                 if not self._attempt(job, spec, jobdir, remaining, results, deadline_job):
                     break

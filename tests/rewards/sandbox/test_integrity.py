@@ -821,6 +821,20 @@ def test_no_job_can_make_a_kernel_object_another_job_could_reach(sb):
     assert sb.info()["warnings"] == []
 
 
+def test_a_job_whose_candidates_die_holds_at_most_max_processes(sb):
+    # Each call forks daemons until the process limit refuses, then its candidate dies and a fresh one takes the
+    # next test. RLIMIT_NPROC was counted from the processes alive at each candidate's fork, so each got
+    # max_processes more (4 candidates: ~70 processes under max_processes 16); a replacement starts alone now
+    # (red team r28). Bounded: 200 forks a call, daemons sleep 10 s and die with the job.
+    program = ("import os, time\ndef f():\n    for _ in range(200):\n        try:\n            pid = os.fork()\n"
+               "        except OSError:\n            break\n        if pid == 0:\n            os.setsid()\n"
+               "            os.closerange(0, 64)\n            time.sleep(10)\n            os._exit(0)\n    os._exit(1)\n"
+               "def alive():\n    return len([p for p in os.listdir('/proc') if p.isdigit()])\n")
+    label = parse_label({"format": "assert", "tests": ["assert f()"] * 4 + ["assert alive() < 16, alive()"]})
+    r = sb.run([Job(program, label)])[0]
+    assert [o.status for o in r.outcomes] == ["killed"] * 4 + ["passed"], [o.detail for o in r.outcomes]
+
+
 def test_a_process_that_keeps_forking_a_successor_never_outlives_its_job(one_worker_no_scoping):
     # A process that forks a successor and exits, again and again, was missed by the sweep's listing of /proc
     # about 1 time in 7 (a red team's figure; on this VM the sweep missed none of ~80 such chains) and went on
