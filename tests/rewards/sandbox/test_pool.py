@@ -381,8 +381,11 @@ def test_memory_limit(sb):
 
 
 # Each child holds less than memory_mb (RLIMIT_AS, per process), together more than job_memory_mb.
-_FORKED_HOGS = ("import os, time\nfor _ in range(3):\n    if os.fork() == 0:\n"
-                "        b = bytearray(150 << 20)\n        time.sleep(5)\n        os._exit(0)\ntime.sleep(0.4)\n")
+# The program goes on once they hold it (a loaded machine may take a while to fill 450 MB on one CPU), and lets
+# the worker read the job's memory a few times.
+_FORKED_HOGS = ("import os, time\nr, w = os.pipe()\nfor _ in range(3):\n    if os.fork() == 0:\n"
+                "        b = bytearray(150 << 20)\n        os.write(w, b'x')\n        time.sleep(5)\n        os._exit(0)\n"
+                "for _ in range(3):\n    os.read(r, 1)\ntime.sleep(0.3)\n")
 
 
 def test_a_jobs_processes_together_stay_within_job_memory():
