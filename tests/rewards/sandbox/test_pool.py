@@ -767,6 +767,23 @@ def test_a_deadline_cut_is_reported_and_frees_the_workers_at_once(lanes):
     assert lanes.info()["workers_alive"] == 2
 
 
+def test_a_rerun_with_full_limits_is_no_second_try_at_the_tests_the_first_run_decided():
+    # The slow lane reruns a job from the start; a test its first run decided kept the rerun's verdict, so a
+    # program that slept past the probe whenever it had guessed drew again (0.40 of its 1-in-4 guesses passed).
+    # Here the program tells its runs apart by the one worker's job directory: the probe run (job 1) fails test
+    # a, the rerun (job 2) would pass it; test a keeps the first run's verdict, test b (the one that exceeded
+    # the probe) gets the rerun's (red team r28).
+    code = ("import os, time\ndef f(x):\n    return 4 if '/job2-' in os.getcwd() else 5\n"
+            "def g():\n    if '/job1-' in os.getcwd():\n        time.sleep(0.8)\n    return 1\n")
+    label = parse_label({"format": "unittest", "time_limit_s": 3.0, "tests": [
+        "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(2), 4)\n"
+        "    def test_b(self):\n        self.assertEqual(g(), 1)\n"]})
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=1, probe_s=0.5, job_timeout_s=10.0)) as s:
+        r = s.run([Job(code, label)])[0]
+        assert s.info()["stats"]["slow_lane"] == 1
+    assert [o.status for o in r.outcomes] == ["failed", "passed"], [o.detail for o in r.outcomes]
+
+
 def test_a_job_cut_after_exceeding_its_probe_keeps_its_first_run(lanes):
     # A hang deferred to the slow lane and cut there by the batch deadline got the neutral reward (its prompt's
     # mean: a right program's beside it), more than a wrong answer finishing gets. Its first run is evidence: it
