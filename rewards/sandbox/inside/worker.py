@@ -102,8 +102,9 @@ class Worker(Processes, Hygiene):
                     break
                 if self.aborted or self.exceeded is not None:
                     break
-        # the tests this run decided (the probe's server keeps their verdicts when it runs the job again)
-        decided = [i for i in range(n) if results[i] is not None and i != self.exceeded]
+        # the tests a probe run decided: the pool keeps their verdicts when it runs the job again (pool.py)
+        decided = [i for i in range(n) if results[i] is not None and i != self.exceeded] \
+            if self.exceeded is not None and job.get("probe") else None
         if self.aborted:
             rest = {"status": "timeout", "runtime_s": 0.0, "detail": framing.CUT_DETAIL}
         elif self.exceeded is not None:
@@ -119,8 +120,8 @@ class Worker(Processes, Hygiene):
             reply["aborted"] = True
         if self.exceeded is not None:
             reply["exceeded"] = self.exceeded
-            if job.get("probe"):
-                reply["decided"] = decided
+        if decided is not None:
+            reply["decided"] = decided
         self.seq = None
         return reply
 
