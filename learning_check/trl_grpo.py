@@ -56,8 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=2, help="torch threads (fixed, for reproducible numbers).")
     p.add_argument("--reward_workers", type=int, default=2, help="Sandbox workers of the in-process pool.")
     p.add_argument("--max_seconds", type=float, default=0.0,
-                   help="Stop after the optimizer step that passes this many seconds of training and save the "
-                   "model (0: run every step). The steps done are in log_history.jsonl.")
+                   help="Fit training into this many seconds: once the steps timed show fewer steps fit than "
+                   "planned, the lr schedule ends at the last that fits and training stops there (or after the "
+                   "step that passes the limit); the model is saved (0: run every step). The steps done are in "
+                   "log_history.jsonl.")
     p.add_argument("--reward", action="append", default=[], metavar="FIELD=VALUE",
                    help="A reward: field of the reward config (configs/reward.yaml), e.g. format_weight=0; repeatable.")
     return p
@@ -76,20 +78,53 @@ def reward_yaml(workers: int, overrides: list[str]) -> str:
     return "".join(lines)
 
 
-def time_limit(max_seconds: float):
-    """A TrainerCallback ending training after the first optimizer step that ends past max_seconds."""
-    from transformers import TrainerCallback
+MIN_STEPS_TIMED = 5  # steps timed before the mean step time re-plans the schedule
+
+
+def time_limit(max_seconds: float, clock=time.monotonic):
+    """A TrainerCallback fitting training into max_seconds: the lr schedule ends at the last step that fits.
+
+    Once the mean step time shows that fewer steps than planned fit, the schedule's horizon shrinks to the
+    steps that do (a cosine still anneals to 0 instead of being cut near its peak), training stops there, and
+    in any case after the first step that ends past max_seconds. A run whose steps all fit is untouched, so
+    its numbers do not depend on the load.
+    """
+    from transformers import TrainerCallback, get_scheduler
 
     class TimeLimit(TrainerCallback):
         def on_train_begin(self, args, state, control, **kwargs):
-            self.t0 = time.monotonic()
+            self.t0 = clock()
+            self.horizon = state.max_steps
 
-        def on_step_end(self, args, state, control, **kwargs):
-            if time.monotonic() - self.t0 > max_seconds and state.global_step < state.max_steps:
-                print(f"time limit: {max_seconds:g} s passed after step {state.global_step} of {state.max_steps}; "
+        def on_step_end(self, args, state, control, lr_scheduler=None, optimizer=None, **kwargs):
+            elapsed, step = clock() - self.t0, state.global_step
+            fit = step + int((max_seconds - elapsed) / (elapsed / step)) if step else self.horizon
+            if lr_scheduler is not None and step >= max(MIN_STEPS_TIMED, args.get_warmup_steps(state.max_steps)) \
+                    and step < fit < self.horizon:
+                self.horizon = fit
+                replan(lr_scheduler, args, state.max_steps, fit)
+                print(f"time limit: {max_seconds:g} s fits {fit} of {state.max_steps} steps at "
+                      f"{elapsed / step:.1f} s/step; the lr schedule now ends there", flush=True)
+            if step >= self.horizon and step < state.max_steps:
+                print(f"time limit: stopping after step {step} of {state.max_steps}, where the schedule ended",
+                      flush=True)
+                control.should_training_stop = True
+            elif elapsed > max_seconds and step < state.max_steps:
+                print(f"time limit: {max_seconds:g} s passed after step {step} of {state.max_steps}; "
                       "stopping there", flush=True)
                 control.should_training_stop = True
             return control
+
+    def replan(scheduler, args, max_steps: int, horizon: int) -> None:
+        """The scheduler's lr factors, as transformers builds them for a run of horizon steps; lr set for the next step."""
+        import torch
+
+        dummy = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+        planned = get_scheduler(args.lr_scheduler_type, dummy, num_warmup_steps=args.get_warmup_steps(max_steps),
+                                num_training_steps=horizon, scheduler_specific_kwargs=args.lr_scheduler_kwargs)
+        scheduler.lr_lambdas = planned.lr_lambdas * (len(scheduler.base_lrs) // len(planned.lr_lambdas))
+        for group, base, fn in zip(scheduler.optimizer.param_groups, scheduler.base_lrs, scheduler.lr_lambdas, strict=True):
+            group["lr"] = base * fn(scheduler.last_epoch)
 
     return TimeLimit()
 

@@ -51,6 +51,11 @@ class SandboxConfig(_Section):
                                                                 "limit in CPU time (1 = plain wall clock).")
     cpu_time_s: int = Field(10, ge=1, le=600, description="RLIMIT_CPU per job child, in CPU-seconds.")
     memory_mb: int = Field(1024, ge=64, le=65536, description="RLIMIT_AS per job child (address space), MiB.")
+    job_memory_mb: int = Field(2048, ge=64, le=262144,
+                               description="Resident memory a job's processes may hold together (the program and "
+                                           "every process it starts), MiB, read every 50 ms: memory_mb bounds one "
+                                           "process, and a job forking max_processes children held that many "
+                                           "times it.")
     max_file_size_mb: int = Field(16, ge=1, le=4096, description="RLIMIT_FSIZE: largest file a job may write.")
     max_processes: int = Field(32, ge=1, le=4096, description="Processes/threads one job may have at once.")
     max_open_files: int = Field(64, ge=16, le=65536, description="RLIMIT_NOFILE per job child.")

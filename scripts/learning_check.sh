@@ -25,7 +25,7 @@
 #   SFT_NOISE [0.6|0]          share of warm-start targets that are near misses of the reference
 #                              (learning_check/near_miss.py: an imperfect demonstrator, as a pretrained model is)
 #   EVAL_N [8]  EVAL_K [1,8]  EVAL_MAX_NEW_TOKENS [96|128]  EVAL_BATCH [256]  EVAL_TEMPERATURE [1.0]
-#   GRPO_STEPS [80|30]         optimizer steps (openrlhf: rollouts; MAX_SAMPLES = GRPO_STEPS x GRPO_PROMPTS)
+#   GRPO_STEPS [130|30]        optimizer steps (openrlhf: rollouts; MAX_SAMPLES = GRPO_STEPS x GRPO_PROMPTS)
 #   GRPO_PROMPTS [8|32]  GRPO_N_SAMPLES [8]   prompts per rollout, completions per prompt
 #   GRPO_GEN_LEN [96|128]  GRPO_PROMPT_LEN [320]  GRPO_LR [2e-4|5e-5]  GRPO_KL [0.01|0.001]
 #   GRPO_TEMPERATURE [1.0]
@@ -34,16 +34,18 @@
 #   GRPO_LR_SCHEDULER [cosine]  GRPO_WARMUP_RATIO [0.05]  GRPO_SCALE_REWARDS [1]  GRPO_LOSS_TYPE [bnpo]
 #   GRPO_REWARD []             space-separated FIELD=VALUE of the reward config (configs/reward.yaml's reward:),
 #                              e.g. "format_weight=0 syntax_weight=0 length_weight=0"
-#   GRPO_MAX_SECONDS [660]     stop GRPO after the step that passes this many seconds and keep that model, so that
-#                              a seed fits 30 minutes on 2 cores (0 = off: every step runs, and two runs of a seed
-#                              give the same numbers whatever the load; TIME_BUDGET still kills a run that overstays)
+#   GRPO_MAX_SECONDS [900]     fit GRPO into this many seconds, so that a seed fits 30 minutes on 2 cores: where
+#                              the steps timed show that fewer steps fit, the lr schedule ends at the last that
+#                              fits and GRPO stops there (or after the step that passes it), keeping that model
+#                              (0 = off: every step runs; with it, only a run whose steps all fit gives the same
+#                              numbers whatever the load; TIME_BUDGET still kills a run that overstays)
 #   THREADS [2]                torch threads of every CPU stage (fixed: the numbers depend on it)
 #   OpenRLHF only:
 #   GRPO_TRAIN_BATCH [128]  GRPO_MICRO_TRAIN_BATCH [64]  GRPO_MICRO_ROLLOUT_BATCH [256]
 #   GRPO_EXTRA_ARGS []         appended to the launch script's EXTRA_ARGS
 #   PORT []                    reward server port; empty = a free one; a given port in use fails at once
 #   GPUS [1]
-#   TIME_BUDGET [1000|360]     seconds the GRPO stage may take per seed (killed after; the check then FAILs)
+#   TIME_BUDGET [1200|360]     seconds the GRPO stage may take per seed (killed after; the check then FAILs)
 #   CACHE [1]                  0 = redo the cached stages (task, warm start, before-evaluation)
 #   TARGET_POINTS [10|15]  PYTHON [python3]  DEVICE [auto]
 #   DRY_RUN [0]                1 = tiny sizes, every CPU stage for real, no verdict (exit 0): with openrlhf
@@ -93,7 +95,7 @@ EVAL_K="${EVAL_K:-$(dflt 1,8 1,8 1,2)}"
 EVAL_MAX_NEW_TOKENS="${EVAL_MAX_NEW_TOKENS:-$(dflt 96 128 8)}"
 EVAL_BATCH="${EVAL_BATCH:-$(dflt 256 256 16)}"
 EVAL_TEMPERATURE="${EVAL_TEMPERATURE:-1.0}"
-GRPO_STEPS="${GRPO_STEPS:-$(gdflt 80 30 2)}"
+GRPO_STEPS="${GRPO_STEPS:-$(gdflt 130 30 2)}"
 GRPO_PROMPTS="${GRPO_PROMPTS:-$(gdflt 8 32 2)}"
 GRPO_N_SAMPLES="${GRPO_N_SAMPLES:-$(gdflt 8 8 4)}"
 GRPO_GEN_LEN="${GRPO_GEN_LEN:-$(gdflt 96 128 16)}"
@@ -107,7 +109,7 @@ GRPO_WARMUP_RATIO="${GRPO_WARMUP_RATIO:-0.05}"
 GRPO_SCALE_REWARDS="${GRPO_SCALE_REWARDS:-1}"
 GRPO_LOSS_TYPE="${GRPO_LOSS_TYPE:-bnpo}"
 GRPO_REWARD="${GRPO_REWARD:-}"
-GRPO_MAX_SECONDS="${GRPO_MAX_SECONDS:-$(gdflt 660 0 0)}"
+GRPO_MAX_SECONDS="${GRPO_MAX_SECONDS:-$(gdflt 900 0 0)}"
 THREADS="${THREADS:-2}"
 GRPO_TRAIN_BATCH="${GRPO_TRAIN_BATCH:-128}"
 GRPO_MICRO_TRAIN_BATCH="${GRPO_MICRO_TRAIN_BATCH:-64}"
@@ -115,7 +117,7 @@ GRPO_MICRO_ROLLOUT_BATCH="${GRPO_MICRO_ROLLOUT_BATCH:-256}"
 GRPO_EXTRA_ARGS="${GRPO_EXTRA_ARGS:-}"
 PORT="${PORT:-}"
 GPUS="${GPUS:-1}"
-TIME_BUDGET="${TIME_BUDGET:-$(dflt 1000 360 360)}"
+TIME_BUDGET="${TIME_BUDGET:-$(dflt 1200 360 360)}"
 CACHE="${CACHE:-1}"
 TARGET_POINTS="${TARGET_POINTS:-$(dflt 10 15 10)}"
 DEVICE="${DEVICE:-auto}"

@@ -283,8 +283,8 @@ def isolation_info(config=None) -> dict:
         "python": _rlimits_interpreter() if root and mode == "rlimits" and _rlimits_interpreter() else exe,
         "namespaces": ["user", "pid", "net", "ipc", "uts", "cgroup", "mount"] if mode == "bwrap" else [],
         "limits": {k: getattr(config, k) for k in (
-            "test_timeout_s", "job_timeout_s", "cpu_time_s", "memory_mb", "max_file_size_mb", "max_processes",
-            "max_open_files", "max_output_bytes", "tmp_size_mb")},
+            "test_timeout_s", "job_timeout_s", "cpu_time_s", "memory_mb", "job_memory_mb", "max_file_size_mb",
+            "max_processes", "max_open_files", "max_output_bytes", "tmp_size_mb")},
         "warnings": warnings,
     }
 
@@ -299,7 +299,7 @@ class WorkerProcess:
         base = "/tmp" if mode == "bwrap" else workdir  # bwrap: the sandbox's private tmpfs
         cfg = {"mode": mode, "workdir": base, "scratch": ["/tmp", "/dev/shm"] if mode == "bwrap" else [workdir],
                "judge_memory_mb": max(2 * config.memory_mb, 2048), "landlock": config.landlock, "cpu": cpu,
-               "starved_factor": config.starved_factor,
+               "starved_factor": config.starved_factor, "job_memory_mb": config.job_memory_mb,
                "seccomp": syscall_filter.program()}
         argv, kwargs = worker_command(mode, config.tmp_size_mb)
         self._err, err_w = os.pipe()  # drained whenever we wait on the worker (_pump_err); a tail is kept

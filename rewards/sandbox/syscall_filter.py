@@ -5,8 +5,8 @@ construction, rather than being cleaned up after the fact.
 The rules follow Docker's default profile where a program here has no use for the call (it denies them to
 containers without the matching capability), and go further where the sandbox's own promises need it:
 keys and keyrings (shared by every job of a host uid, and not covered by Landlock), System V IPC and POSIX
-message queues (they outlive their processes in namespaces all jobs of a worker share), CPU affinity (a job
-must not crowd the other worker's CPU), namespaces (a program's processes stay in the job's pid namespace,
+message queues (they outlive their processes in namespaces all jobs of a worker share), memfds (memory no
+limit counts), CPU affinity (a job must not crowd the other worker's CPU), namespaces (a program's processes stay in the job's pid namespace,
 which is what ends them), and tracing, other processes' memory, mounts, modules, BPF, perf, userfaultfd,
 io_uring, clocks, quotas, swap, reboot. Denied calls fail with EPERM (clone3 with ENOSYS, as in Docker: libc
 then falls back to clone, whose flags a filter can inspect); nothing is killed, so a program that merely
@@ -35,6 +35,9 @@ DENIED = (
     "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
     "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
     "mq_getsetattr",
+    # memory that is no process's: a memfd's pages count in no RLIMIT_AS and no resident size, so a job held
+    # 40 x 16 MB of them per process under memory_mb 256 (red team r28); files go to the capped tmpfs instead
+    "memfd_create", "memfd_secret",
     # CPU placement: a pinned worker's jobs stay on its CPU (docs/sandbox.md, "CPUs")
     "sched_setaffinity",
     # other processes, tracing, namespaces

@@ -6,6 +6,7 @@ components per step, not that it learns (that is scripts/learning_check.sh's ful
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -88,7 +89,6 @@ def test_a_bad_reward_override_fails_before_the_model_loads(tmp_path, capsys, ba
 def test_time_limit_stops_after_the_step_that_passes_it():
     from transformers import TrainerControl, TrainerState
 
-
     state, control = TrainerState(global_step=3, max_steps=10), TrainerControl()
     cb = time_limit(3600)
     cb.on_train_begin(None, state, control)
@@ -98,3 +98,37 @@ def test_time_limit_stops_after_the_step_that_passes_it():
     assert cb.on_step_end(None, state, control).should_training_stop
     last = TrainerState(global_step=10, max_steps=10)  # the last step ends training anyway: no message, no flag
     assert not cb.on_step_end(None, last, TrainerControl()).should_training_stop
+
+
+def _train(tmp_path, step_seconds: float, max_seconds: float, steps: int = 40) -> list[float]:
+    """The lr of each step of a real cosine schedule (5 % warmup) under time_limit, steps timed by a fake clock."""
+    import torch
+    from transformers import TrainerControl, TrainerState, TrainingArguments, get_scheduler
+
+    args = TrainingArguments(output_dir=str(tmp_path), lr_scheduler_type="cosine", warmup_ratio=0.05,
+                             learning_rate=1e-3, max_steps=steps, report_to=[], use_cpu=True)
+    opt = torch.optim.AdamW([torch.zeros(2, requires_grad=True)], lr=1e-3)
+    sched = get_scheduler("cosine", opt, num_warmup_steps=args.get_warmup_steps(steps), num_training_steps=steps)
+    now = [0.0]
+    cb = time_limit(max_seconds, clock=lambda: now[0])
+    state, control = TrainerState(max_steps=steps), TrainerControl()
+    cb.on_train_begin(args, state, control)
+    lrs = []
+    while state.global_step < steps and not control.should_training_stop:
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+        now[0] += step_seconds
+        state.global_step += 1
+        cb.on_step_end(args, state, control, lr_scheduler=sched, optimizer=opt)
+    return lrs
+
+
+def test_time_limit_ends_the_lr_schedule_at_the_last_step_that_fits(tmp_path):
+    fits = _train(tmp_path, step_seconds=1.0, max_seconds=100)
+    assert len(fits) == 40  # every step fits: the schedule is the planned one
+    slow = _train(tmp_path, step_seconds=5.0, max_seconds=100)
+    assert len(slow) == 20  # 100 s fit 20 steps of 5 s
+    assert slow[:5] == fits[:5]  # re-planned only after the steps timed
+    assert slow[-1] < 0.01 * max(slow) < fits[19]  # the cosine annealed by the 20th step instead of being cut mid-way
+    assert all(a >= b for a, b in itertools.pairwise(slow[5:]))  # and the lr never rose again

@@ -173,7 +173,9 @@ class Decoder:
             return fn(x, self, depth)
         except (DecodeError, RecursionError):
             raise
-        except (TypeError, ValueError, IndexError, OverflowError, KeyError) as e:
+        except Exception as e:  # whatever a constructor raised (Fraction(1, 0): ZeroDivisionError, a StopIteration)
+            # is the tree's fault, never an exception of the program's or the test's: one a forged value raised in
+            # the judge reached the test as itself (assertRaises(ZeroDivisionError) passed; red team r28)
             raise DecodeError(f"bad {tag!r} value: {type(e).__name__}: {e}") from None
 
     def items(self, x, start, depth):

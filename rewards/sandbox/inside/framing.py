@@ -45,7 +45,11 @@ def dumps(obj) -> bytes:
 
 # Likewise the C scanner, straight: json.loads adds an encoding sniff and two regular-expression passes for
 # whitespace that frames written by dumps() never have. Anything else takes json.loads's own way.
-_SCAN = json.scanner.c_make_scanner and json.scanner.c_make_scanner(json.JSONDecoder())
+# NaN: a fresh float per occurrence, as the program's own NaNs are distinct objects. json's own constant is one
+# object for every NaN of every frame, and containers compare items by identity first: `[nan] == [nan]` held for
+# two values of the program that plain Python finds unequal (assertEqual(f(x), f(x)), assertIn) (red team r28).
+_DECODER = json.JSONDecoder(parse_constant=float)
+_SCAN = json.scanner.c_make_scanner and json.scanner.c_make_scanner(_DECODER)
 
 
 def loads(data: bytes):
@@ -58,7 +62,7 @@ def loads(data: bytes):
                     return obj
             except (UnicodeDecodeError, StopIteration, ValueError):
                 pass
-        return json.loads(data)
+        return json.loads(data, parse_constant=float)
     except (ValueError, RecursionError) as e:
         raise FrameError(f"malformed frame: {type(e).__name__}") from None
 

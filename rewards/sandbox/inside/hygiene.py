@@ -19,10 +19,12 @@ def _proc_entries():
 
 
 _TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _stat(pid):
-    """(state, ppid, CPU seconds: its own and those of the children it reaped) of a process, or None when gone."""
+    """(state, ppid, CPU seconds: its own and those of the children it reaped, resident bytes) of a process, or
+    None when gone."""
     try:
         fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)  # raw: a buffered open() costs 4 more system calls
         try:
@@ -30,7 +32,7 @@ def _stat(pid):
         finally:
             os.close(fd)
         rest = data[data.rindex(b")") + 2:].split()
-        return rest[0].decode(), int(rest[1]), sum(map(int, rest[11:15])) * _TICK_S
+        return rest[0].decode(), int(rest[1]), sum(map(int, rest[11:15])) * _TICK_S, int(rest[21]) * _PAGE
     except (OSError, ValueError, IndexError):
         return None
 
@@ -64,6 +66,12 @@ class Hygiene:
         zombie, or reaped into a parent's or the reaper's count) and the judge, which runs the test. The test's
         clock (inside/clock.py) differences two readings."""
         return sum(s[2] for s in self._members({self.pid, 1, self.zygote}).values())
+
+    def job_rss(self):
+        """Bytes resident in the job's processes together: the candidate and every process it started (not the
+        judge, which has its own bound). RLIMIT_AS bounds one process; a job forking max_processes children
+        held that many times memory_mb (red team r28)."""
+        return sum(s[3] for s in self._members({self.pid, 1, self.zygote, self.judge, self.reaper}).values())
 
     @staticmethod
     def _reap(zombies):

@@ -24,7 +24,7 @@ import sys
 import time
 
 from . import candidate, framing, jobns, landlock
-from .clock import RunClock
+from .clock import MemoryWatch, RunClock
 from .hygiene import Hygiene
 from .processes import Processes
 
@@ -40,6 +40,7 @@ _GRACE_S = 1.0  # how long the judge may take to notice its candidate was killed
 # the worker's clock adds the hold-back (see _supervise), and after a kill the judge sends what it held.
 _HOLD_S = 0.05
 _RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
+_MEM_DETAIL = "out of memory: the job's processes held more than {} MiB together"
 
 
 class Worker(Processes, Hygiene):
@@ -67,6 +68,7 @@ class Worker(Processes, Hygiene):
         self.seq = None  # the running job's sequence number, which an abort names
         self.aborted = False
         self.exceeded = None  # the test whose time limit ended the job
+        self.mem_out = False  # the running candidate's processes were killed for the job's memory
 
     # ---------------------------------------------------------------- one job
     def run_job(self, job):
@@ -85,6 +87,9 @@ class Worker(Processes, Hygiene):
         from . import formats  # loaded with the judge, after the zygote's fork: no candidate holds it
         run = self._run_stdin_cases if formats.REGISTRY[spec["format"]].stdin_cases else self._run_judged
         children = run(job, spec, jobdir, results, deadline_job)
+        # the tests a probe run decided: the pool keeps their verdicts when it runs the job again (pool.py)
+        decided = [i for i in range(n) if results[i] is not None and i != self.exceeded] \
+            if self.exceeded is not None and job.get("probe") else None
         if self.aborted:
             rest = {"status": "timeout", "runtime_s": 0.0, "detail": framing.CUT_DETAIL}
         elif self.exceeded is not None:
@@ -100,6 +105,8 @@ class Worker(Processes, Hygiene):
             reply["aborted"] = True
         if self.exceeded is not None:
             reply["exceeded"] = self.exceeded
+        if decided is not None:
+            reply["decided"] = decided
         self.seq = None
         return reply
 
@@ -107,6 +114,13 @@ class Worker(Processes, Hygiene):
         """The judge runs the cases (the format's runner), in as few candidates as the program lets it."""
         remaining, children, n = list(spec["order"]), 0, len(spec["plan"])
         while remaining and time.monotonic() < deadline_job and not self.dirty and children <= n + 2:
+            # A candidate replacing one that died starts alone, as a stdio case does: what the last one left
+            # would stay beside it, and RLIMIT_NPROC, counted from the processes alive at its fork, granted
+            # each candidate max_processes more (a job whose calls forked daemons and died held 72 processes
+            # under max_processes 8; red team r28).
+            if children and not self.sweep():
+                self.dirty = True
+                break
             children += 1
             if not self._attempt(job, spec, jobdir, remaining, results, deadline_job):
                 break
@@ -146,6 +160,7 @@ class Worker(Processes, Hygiene):
         if self.judge is None:
             self.start_judge()
         self.ledger[:len(spec["plan"]) + 1] = bytes(len(spec["plan"]) + 1)
+        self.mem_out = False
         cand = self.spawn(job, jobdir)
         msg = {"digest": job["digest"], "code": job["code"], "order": list(remaining), "jobdir": jobdir,
                "detail_chars": job["detail_chars"], "max_output": job["max_output"],
@@ -196,13 +211,19 @@ class Worker(Processes, Hygiene):
         # from the last frame received gives every test at least test_timeout_s.
         clock = RunClock(job["test_timeout_s"] + self._hold(job), deadline_job, (cand.pid, self.judge),
                          self._starved_cap(job), self.job_cpu)
+        mem = self._memory_watch()
         started = False  # the program loaded: from now on the test that hangs is the first one unreported
         fds = [self.jsock, cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
         while True:
             left = clock.left()
             if left <= 0:
                 return self._timed_out(cand, started, remaining, results, deadline_job)
-            ready, _, _ = select.select(fds, [], [], left)
+            now = time.monotonic()
+            if not self.mem_out and mem.over(now):
+                # the judge reports the test the kill ended as "killed"; _refine names it "memory"
+                self.mem_out = True
+                self.sweep()
+            ready, _, _ = select.select(fds, [], [], min(left, mem.left(now)) if not self.mem_out else left)
             for fd in ready:
                 if fd is self.proto_in:
                     if self.poll_inbox():
@@ -268,6 +289,9 @@ class Worker(Processes, Hygiene):
                 else:
                     self._capture(cand, fd, chunk)
 
+    def _memory_watch(self):
+        return MemoryWatch(self.cfg.get("job_memory_mb", 2048) << 20, self.job_rss)
+
     def _maybe_retire(self):
         """A judge that reports retire does so right after done: read it without waiting."""
         if self.jsock is not None and select.select([self.jsock], [], [], 0)[0]:
@@ -283,6 +307,9 @@ class Worker(Processes, Hygiene):
         status = self.zexits.get(cand.pid)
         self._drain(cand)
         stderr = bytes(cand.bufs[cand.err]).decode("utf-8", "replace")
+        if self.mem_out:  # our kill, for the memory of the job's processes together
+            r["status"], r["detail"] = "memory", _MEM_DETAIL.format(self.cfg.get("job_memory_mb", 2048))
+            return True
         if status is None:
             return False
         r["status"], why = _classify_exit(status, stderr)
@@ -384,13 +411,23 @@ class Worker(Processes, Hygiene):
     def _watch_stdio(self, job, cand, deadline_job):
         t0 = time.monotonic()
         clock = RunClock(job["test_timeout_s"], deadline_job, (cand.pid,), self._starved_cap(job), self.job_cpu)
+        mem = self._memory_watch()
         fds = [cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
-        while cand.pid not in self.zexits:
+        # The case's output is what reaches its pipes until every process holding them closed them, as a harness
+        # reading `python prog.py`'s pipes to their end gets it: a child the program left writing after it exited
+        # was cut off here, so its garbage never counted (red team r28).
+        while cand.pid not in self.zexits or cand.out in fds or cand.err in fds:
             left = clock.left()
             if left <= 0:
-                return {"status": "timeout", "runtime_s": time.monotonic() - t0, "detail": "wall-clock limit exceeded",
-                        "wall": True}
-            for fd in select.select(fds, [], [], left)[0]:
+                detail = ("wall-clock limit exceeded" if cand.pid not in self.zexits else
+                          "wall-clock limit exceeded: a process the program started still held its output")
+                return {"status": "timeout", "runtime_s": time.monotonic() - t0, "detail": detail, "wall": True}
+            now = time.monotonic()
+            if mem.over(now):
+                self.sweep()
+                return {"status": "memory", "runtime_s": now - t0,
+                        "detail": _MEM_DETAIL.format(self.cfg.get("job_memory_mb", 2048))}
+            for fd in select.select(fds, [], [], min(left, mem.left(now)))[0]:
                 if fd is self.proto_in:
                     if self.poll_inbox():
                         return {"status": "timeout", "runtime_s": 0.0, "detail": framing.CUT_DETAIL}

@@ -196,6 +196,24 @@ ADVERSARIAL = {
     "stdio_answer_then_sigkill": ("import os, signal\nprint(int(input()) ** 2, flush=True)\n"
                                   "os.kill(os.getpid(), signal.SIGKILL)\n", STDIO_LABEL),
     "humaneval_redefine_check": ("def check(candidate):\n    pass\n" + WRONG, HE_LABEL),
+    # Found by the red team of the reward (r28): a value the candidate forged (its Fraction codec patched to send
+    # a zero denominator) raised ZeroDivisionError while the judge decoded it, and the test's assertRaises took
+    # that for the program's. A tree that does not decode is the program's unreadable value (error).
+    "forged_value_raises_in_the_judge": (
+        "import sys, fractions\nfor c in sys.modules['inside.codec'].CODECS:\n    if c.name == 'Fraction':\n"
+        "        object.__setattr__(c, 'encode', lambda obj, t, enc, depth: ['fr', 1, 0])\n"
+        "def f(x):\n    return fractions.Fraction(1, 3)\n",
+        {"format": "unittest", "tests": ["import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+                                         "        with self.assertRaises(ZeroDivisionError):\n            f(0)\n"
+                                         "    def test_b(self):\n        self.assertRaises(ArithmeticError, f, 0)\n"]}),
+    # The red team of the reward (r28), attacks that failed, kept for their classes: unittest's own control flow
+    # raised by the program (_ShouldStop is what unittest's executor swallows as a success), and a program
+    # rebinding its __name__ so that the test module's `if __name__ == '__main__': unittest.main()` would run.
+    "unittest_should_stop": ("import unittest.case\ndef f(x):\n    raise unittest.case._ShouldStop()\n", UT_LABEL),
+    "unittest_unexpected_success": ("import unittest.case\ndef f(x):\n    raise unittest.case._UnexpectedSuccess()\n",
+                                    UT_LABEL),
+    "dunder_name_main": ("__name__ = '__main__'\n" + WRONG, {"format": "unittest", "tests": [
+        UT_LABEL["tests"][0] + "if __name__ == '__main__':\n    unittest.main(exit=False)\n"]}),
     "dev_shm_fill": ("import os\ndef f(x):\n    for i in range(64):\n        open(f'/dev/shm/x{i}', 'wb').write(b'x' * (1 << 20))\n"
                      "    return 0\n", FN_LABEL),
 }

@@ -693,6 +693,19 @@ def test_an_integer_answer_is_never_another_integer_written_as_a_float(sb):
     assert r[2].pass_rate == 1.0 and r[3].pass_rate == 1.0, [o.detail for x in r[2:] for o in x.outcomes]
 
 
+def test_two_values_of_the_program_holding_nans_compare_as_in_plain_python(sb, tmp_path):
+    # Every NaN crossed as json's one constant object, and containers compare items by identity first: a
+    # program returning [nan] passed assertEqual(f(2), f(2)) and assertIn, which plain Python fails (red team r28).
+    code = "def f(x):\n    return [float('nan'), x]\n"
+    test = ("import unittest\nclass T(unittest.TestCase):\n    def test_eq(self):\n        self.assertEqual(f(2), f(2))\n"
+            "    def test_in(self):\n        self.assertIn(f(2)[0], [f(2)[0]])\n"
+            "    def test_ne(self):\n        self.assertNotEqual(f(2), f(2))\n")
+    r = sb.run([Job(code, parse_label({"format": "unittest", "tests": [test]}))])[0]
+    plain = _plain_unittest(tmp_path, code, test)
+    assert [o.status for o in r.outcomes] == ["failed", "failed", "passed"], [o.detail for o in r.outcomes]
+    assert plain == ["failed", "failed", "passed"], plain
+
+
 def test_a_call_returning_inf_or_nan_returns_a_float_not_a_string(sb):
     # The judge sent float('inf') / nan as the strings 'inf' / 'nan': they passed for an expected string.
     label = parse_label({"format": "call", "entry_point": "f", "tests": [
@@ -769,7 +782,8 @@ def test_a_mock_is_never_replaced_by_a_stand_in_that_answers_for_the_program(sb)
 # System calls a program (and the tests, in the judge) may not make, with arguments harmless had the filter let them
 # through: (name, args, errno expected). Keys and System V IPC outlive their processes, in namespaces all jobs of
 # a worker (keys: of the host uid, every worker) share: one job stored there what it learned (an expected value
-# a callback's assertion quoted) and the next one read it. Affinity: a job crowding the other worker's CPU.
+# a callback's assertion quoted) and the next one read it. Affinity: a job crowding the other worker's CPU. A
+# memfd: memory no limit of the job counts (red team r28).
 _DENIED_PROBES = [("keyctl", (0, -4, 1), EPERM), ("add_key", (0, 0, 0, 0, -4), EPERM), ("request_key", (0, 0, 0, 0), EPERM),
                   ("shmget", (0, 4096, 0o600), EPERM), ("msgget", (0, 0o600), EPERM), ("semget", (0, 1, 0o600), EPERM),
                   ("mq_open", (0, 0, 0, 0), EPERM), ("sched_setaffinity", (0, 0, 0), EPERM), ("ptrace", (0,), EPERM),
@@ -779,7 +793,8 @@ _DENIED_PROBES = [("keyctl", (0, -4, 1), EPERM), ("add_key", (0, 0, 0, 0, -4), E
                   ("userfaultfd", (0,), EPERM), ("io_uring_setup", (0, 0), EPERM), ("personality", (0xFFFFFFFF,), EPERM),
                   ("mount", (0, 0, 0, 0, 0), EPERM), ("kexec_load", (0, 0, 0, 0), EPERM), ("init_module", (0, 0, 0), EPERM),
                   ("settimeofday", (0, 0), EPERM), ("acct", (0,), EPERM), ("kcmp", (1, 1, 0, 0, 0), EPERM),
-                  ("open_by_handle_at", (-1, 0, 0), EPERM), ("unshare", (0x400,), 0), ("personality", (0x8,), 0)]
+                  ("open_by_handle_at", (-1, 0, 0), EPERM), ("memfd_create", (0, 0), EPERM),
+                  ("unshare", (0x400,), 0), ("personality", (0x8,), 0)]
 
 
 def _probe(names):
@@ -804,6 +819,20 @@ def test_no_job_can_make_a_kernel_object_another_job_could_reach(sb):
     r = sb.run([Job(program, label)])[0]
     assert [o.status for o in r.outcomes] == ["passed", "passed"], [o.detail for o in r.outcomes]
     assert sb.info()["warnings"] == []
+
+
+def test_a_job_whose_candidates_die_holds_at_most_max_processes(sb):
+    # Each call forks daemons until the process limit refuses, then its candidate dies and a fresh one takes the
+    # next test. RLIMIT_NPROC was counted from the processes alive at each candidate's fork, so each got
+    # max_processes more (4 candidates: ~70 processes under max_processes 16); a replacement starts alone now
+    # (red team r28). Bounded: 200 forks a call, daemons sleep 10 s and die with the job.
+    program = ("import os, time\ndef f():\n    for _ in range(200):\n        try:\n            pid = os.fork()\n"
+               "        except OSError:\n            break\n        if pid == 0:\n            os.setsid()\n"
+               "            os.closerange(0, 64)\n            time.sleep(10)\n            os._exit(0)\n    os._exit(1)\n"
+               "def alive():\n    return len([p for p in os.listdir('/proc') if p.isdigit()])\n")
+    label = parse_label({"format": "assert", "tests": ["assert f()"] * 4 + ["assert alive() < 16, alive()"]})
+    r = sb.run([Job(program, label)])[0]
+    assert [o.status for o in r.outcomes] == ["killed"] * 4 + ["passed"], [o.detail for o in r.outcomes]
 
 
 def test_a_process_that_keeps_forking_a_successor_never_outlives_its_job(one_worker_no_scoping):

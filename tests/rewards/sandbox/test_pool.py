@@ -219,6 +219,12 @@ STDIO_ENDINGS = {
                       "threading.Thread(target=main, daemon=True).start()\n"),
     "raise_after_thread": ("import threading\ndef main():\n    print(int(input()) ** 2)\n"
                            "threading.Thread(target=main).start()\nraise ValueError('after')\n"),
+    # A process the program started writes after the program exited: a harness reads the pipes to their end, so
+    # that output counts (red team r28: it was cut off, and garbage written that way passed).
+    "child_writes_after_exit": ("import os, time\nprint(int(input()) ** 2, flush=True)\nif os.fork() == 0:\n"
+                                "    time.sleep(0.1)\n    print('garbage', flush=True)\n    os._exit(0)\n"),
+    "child_answers_after_exit": ("import os, time\nn = int(input())\nif os.fork() == 0:\n    os.setsid()\n"
+                                 "    time.sleep(0.1)\n    print(n * n, flush=True)\n    os._exit(0)\n"),
 }
 
 
@@ -230,6 +236,14 @@ def test_a_stdio_program_ends_as_plain_python_ends_it(sb, name):
     outcome = sb.run([Job(code, label)])[0].outcomes[0]
     want = "passed" if plain.returncode == 0 and plain.stdout == "9\n" else "error" if plain.returncode else "failed"
     assert outcome.status == want, (plain.returncode, plain.stdout, outcome.detail)
+
+
+def test_a_stdio_case_whose_output_a_left_process_holds_open_times_out(sb):
+    # plain: the harness's read of the pipes to their end outlives the limit (subprocess's TimeoutExpired)
+    code = "import os, time\nprint(int(input()) ** 2, flush=True)\nif os.fork() == 0:\n    time.sleep(20)\n"
+    label = parse_label({"format": "stdio", "time_limit_s": 0.5, "tests": [{"input": "3\n", "output": "9\n"}]})
+    outcome = sb.run([Job(code, label)])[0].outcomes[0]
+    assert outcome.status == "timeout" and "held its output" in outcome.detail, outcome
 
 
 def test_call_format_semantics(sb):
@@ -364,6 +378,33 @@ def test_memory_limit(sb):
     label = parse_label({"format": "assert", "tests": ["assert len(f()) > 0", "assert g()"]})
     r = sb.run([Job("def f():\n    return bytearray(8 * 1024 ** 3)\n\ndef g():\n    return 1\n", label)])[0]
     assert [o.status for o in r.outcomes] == ["memory", "passed"]
+
+
+# Each child holds less than memory_mb (RLIMIT_AS, per process), together more than job_memory_mb.
+# The program goes on once they hold it (a loaded machine may take a while to fill 450 MB on one CPU), and lets
+# the worker read the job's memory a few times.
+_FORKED_HOGS = ("import os, time\nr, w = os.pipe()\nfor _ in range(3):\n    if os.fork() == 0:\n"
+                "        b = bytearray(150 << 20)\n        os.write(w, b'x')\n        time.sleep(5)\n        os._exit(0)\n"
+                "for _ in range(3):\n    os.read(r, 1)\ntime.sleep(0.3)\n")
+
+
+def test_a_jobs_processes_together_stay_within_job_memory():
+    """RLIMIT_AS bounds one process: a job forking max_processes children held that many times memory_mb (the
+    host's memory, shared with every worker's jobs and the trainer). The job's processes together are bounded;
+    a right program forking small children beside it keeps its verdict (red team r28)."""
+    cfg = SandboxConfig(isolation="bwrap", workers=2, test_timeout_s=3.0, job_timeout_s=10.0, memory_mb=256,
+                        job_memory_mb=256)
+    fn = parse_label({"format": "assert", "tests": ["assert f(2) == 4"]})
+    stdio = parse_label({"format": "stdio", "tests": [{"input": "2\n", "output": "4\n"}]})
+    small = ("import os\nkids = [os.fork() for _ in range(3)]\nif 0 in kids:\n    os._exit(0)\n"
+             "for k in kids:\n    os.waitpid(k, 0)\n")
+    with Sandbox(cfg) as s:
+        r = s.run([Job(_FORKED_HOGS + "def f(x):\n    return x * x\n", fn),
+                   Job(_FORKED_HOGS + "print(int(input()) ** 2)\n", stdio),
+                   Job(small + "def f(x):\n    return x * x\n", fn),
+                   Job(small + "print(int(input()) ** 2)\n", stdio)])
+    assert [[o.status for o in x.outcomes] for x in r] == [["memory"], ["memory"], ["passed"], ["passed"]], r
+    assert "256 MiB together" in r[0].outcomes[0].detail
 
 
 def test_environment_is_scrubbed(sb, monkeypatch):
@@ -724,6 +765,23 @@ def test_a_deadline_cut_is_reported_and_frees_the_workers_at_once(lanes):
     assert stats["aborted"] - stats0["aborted"] >= 1  # running jobs were aborted in their workers...
     assert stats["worker_restarts"] == stats0["worker_restarts"]  # ...which stayed warm
     assert lanes.info()["workers_alive"] == 2
+
+
+def test_a_rerun_with_full_limits_is_no_second_try_at_the_tests_the_first_run_decided():
+    # The slow lane reruns a job from the start; a test its first run decided kept the rerun's verdict, so a
+    # program that slept past the probe whenever it had guessed drew again (0.40 of its 1-in-4 guesses passed).
+    # Here the program tells its runs apart by the one worker's job directory: the probe run (job 1) fails test
+    # a, the rerun (job 2) would pass it; test a keeps the first run's verdict, test b (the one that exceeded
+    # the probe) gets the rerun's (red team r28).
+    code = ("import os, time\ndef f(x):\n    return 4 if '/job2-' in os.getcwd() else 5\n"
+            "def g():\n    if '/job1-' in os.getcwd():\n        time.sleep(0.8)\n    return 1\n")
+    label = parse_label({"format": "unittest", "time_limit_s": 3.0, "tests": [
+        "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(2), 4)\n"
+        "    def test_b(self):\n        self.assertEqual(g(), 1)\n"]})
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=1, probe_s=0.5, job_timeout_s=10.0)) as s:
+        r = s.run([Job(code, label)])[0]
+        assert s.info()["stats"]["slow_lane"] == 1
+    assert [o.status for o in r.outcomes] == ["failed", "passed"], [o.detail for o in r.outcomes]
 
 
 def test_a_job_cut_after_exceeding_its_probe_keeps_its_first_run(lanes):

@@ -4,6 +4,7 @@ inside/worker.py _run_stdin_cases: no judge, so no runner here); its stdout is c
 
 import decimal
 import math
+import re
 
 from .common import pair_tests
 
@@ -11,6 +12,10 @@ NAME = "stdio"
 HOOKS = frozenset()
 runner = None  # the worker runs each case itself (see the docstring)
 _NEAR_INT = decimal.Decimal("1e-6")
+# A number as a checker reads one: ASCII digits, a point, an exponent. float() and Decimal() also read other
+# scripts' digits ('٤.0', fullwidth '４.5'), underscores ('1_0.0'), 'inf' and 'nan': text that is no number a
+# checker prints passed as one (red team r28).
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _check(where, t):
@@ -46,13 +51,17 @@ def _is_int(token: str) -> bool:
     return token.lstrip("+-").isdigit()
 
 
+def _is_number(token: str) -> bool:
+    return _NUMBER.fullmatch(token) is not None
+
+
 def _same_token(got: str, want: str) -> bool:
     """Equal text, or two numbers (not both integers) within 1e-6, absolute or relative to the expected. An
     integer expected takes the absolute bound only: relative to a large integer, 1e-6 spans other integers
     (`1000000008.0` for 1000000007), while no two integers are within 1e-6 of each other."""
     if got == want:
         return True
-    if _is_int(got) and _is_int(want):
+    if not (_is_number(got) and _is_number(want)) or (_is_int(got) and _is_int(want)):
         return False
     if _is_int(want):
         return _near_int(got, want)

@@ -86,8 +86,9 @@ def test_the_jobs_cpu_counts_its_processes_children_and_judge():
     t = time.process_time()
     while time.process_time() - t < 0.05:
         pass
-    state, _, cpu = hygiene._stat(os.getpid())
+    state, _, cpu, rss = hygiene._stat(os.getpid())
     assert cpu >= 0.04 and state in "RS"
+    assert rss > 1 << 20  # resident bytes, which the job's memory bound sums
     pid = os.fork()
     if pid == 0:
         t = time.process_time()
@@ -96,3 +97,14 @@ def test_the_jobs_cpu_counts_its_processes_children_and_judge():
         os._exit(0)
     os.waitpid(pid, 0)
     assert hygiene._stat(os.getpid())[2] - cpu >= 0.09
+
+
+def test_the_memory_watch_reads_only_when_due_and_compares_with_its_limit():
+    reads = []
+    w = clock.MemoryWatch(100, lambda: reads.append(1) or 150)
+    now = time.monotonic()
+    assert not w.over(now) and reads == []  # a quick test never reads /proc
+    assert 0 < w.left(now) <= clock._MEM_EVERY_S
+    assert w.over(now + clock._MEM_EVERY_S) and reads == [1]
+    assert not w.over(now + clock._MEM_EVERY_S) and reads == [1]  # the next reading waits its turn
+    assert not clock.MemoryWatch(200, lambda: 150).over(now + 1)

@@ -159,7 +159,10 @@ def test_depth_cycles_and_handles_are_the_drivers():
 
 @pytest.mark.parametrize("tree", [["zz", 1], ["c", "x", 1], ["s", ["l"], ["nope"]], {"a": 1}, [], [3],
                                   ["dd", "lambda"], ["pa", "Evil", "x"], ["dt", "date", "1"], ["b", 3],
-                                  ["nt", "P", ["x"]], ["d", 1], ["e", {"cls": ["R", "builtins", "int"]}]])
+                                  ["nt", "P", ["x"]], ["d", 1], ["e", {"cls": ["R", "builtins", "int"]}],
+                                  # a constructor's own exception (ZeroDivisionError) once reached the test as
+                                  # itself: a forged Fraction passed assertRaises(ZeroDivisionError) (red team r28)
+                                  ["fr", 1, 0], ["l", 1, ["fr", 1, 0]]])
 def test_anything_else_is_a_decode_error(tree):
     with pytest.raises(codec.DecodeError):
         wire.decode(tree, Link().resolve)

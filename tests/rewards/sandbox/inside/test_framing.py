@@ -82,6 +82,15 @@ def test_reader_recv_keeps_the_frames_a_read_brought_together():
         os.close(r)
 
 
+def test_every_nan_a_frame_holds_is_a_float_of_its_own():
+    # json's NaN constant is one object for every frame: containers compare items by identity first, so two
+    # values of the program holding NaNs compared equal where plain Python's distinct NaNs do not (red team r28)
+    for data in (b"[NaN,NaN]", b" [NaN,NaN]"):  # the C scanner's way, and json.loads's
+        a, b = framing.loads(data)
+        assert a != a and a is not b and [a] != [b]
+    assert framing.loads(b"[Infinity,-Infinity]") == [float("inf"), float("-inf")]
+
+
 def test_the_ledger_can_mark_every_status():
     # a test's status is its index in LEDGER_STATUSES plus one: every status a result can hold needs a code
     assert set(STATUSES) <= set(framing.LEDGER_STATUSES) and len(framing.LEDGER_STATUSES) < 255
