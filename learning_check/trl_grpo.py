@@ -96,7 +96,7 @@ def time_limit(max_seconds: float, clock=time.monotonic):
             self.t0 = clock()
             self.horizon = state.max_steps
 
-        def on_step_end(self, args, state, control, lr_scheduler=None, optimizer=None, **kwargs):
+        def on_step_end(self, args, state, control, lr_scheduler=None, **kwargs):
             elapsed, step = clock() - self.t0, state.global_step
             fit = step + int((max_seconds - elapsed) / (elapsed / step)) if step else self.horizon
             if lr_scheduler is not None and step >= max(MIN_STEPS_TIMED, args.get_warmup_steps(state.max_steps)) \

@@ -120,7 +120,7 @@ def _train(tmp_path, step_seconds: float, max_seconds: float, steps: int = 40) -
         sched.step()
         now[0] += step_seconds
         state.global_step += 1
-        cb.on_step_end(args, state, control, lr_scheduler=sched, optimizer=opt)
+        cb.on_step_end(args, state, control, lr_scheduler=sched)
     return lrs
 
 

@@ -68,6 +68,7 @@ class Worker(Processes, Hygiene):
         self.seq = None  # the running job's sequence number, which an abort names
         self.aborted = False
         self.exceeded = None  # the test whose time limit ended the job
+        self.charged = set()  # the tests a time limit's kill was charged to: not verdicts of the program's own
         self.mem_out = False  # the running candidate's processes were killed for the job's memory
 
     # ---------------------------------------------------------------- one job
@@ -83,12 +84,12 @@ class Worker(Processes, Hygiene):
         jobdir = os.path.join(self.base, f"job{self.counter}-{os.urandom(6).hex()}")
         os.mkdir(jobdir, 0o700)
         deadline_job = t0 + job["job_timeout_s"]
-        self.seq, self.aborted, self.exceeded = job.get("seq"), False, None
+        self.seq, self.aborted, self.exceeded, self.charged = job.get("seq"), False, None, set()
         from . import formats  # loaded with the judge, after the zygote's fork: no candidate holds it
         run = self._run_stdin_cases if formats.REGISTRY[spec["format"]].stdin_cases else self._run_judged
         children = run(job, spec, jobdir, results, deadline_job)
         # the tests a probe run decided: the pool keeps their verdicts when it runs the job again (pool.py)
-        decided = [i for i in range(n) if results[i] is not None and i != self.exceeded] \
+        decided = [i for i in range(n) if results[i] is not None and i not in self.charged] \
             if self.exceeded is not None and job.get("probe") else None
         if self.aborted:
             rest = {"status": "timeout", "runtime_s": 0.0, "detail": framing.CUT_DETAIL}
@@ -203,6 +204,8 @@ class Worker(Processes, Hygiene):
             else:
                 results[i] = {"status": "timeout" if timed_out and status == "killed" else status,
                               "runtime_s": 0.0, "detail": "decided before the judge process was stopped"}
+                if timed_out and status == "killed":
+                    self.charged.add(i)
             remaining.remove(i)
         return bool(ledger[0]) or any(r is not None for r in results)
 
@@ -347,6 +350,7 @@ class Worker(Processes, Hygiene):
                     hit = hit or rec[2] == "killed"
                     if rec[2] == "killed":
                         self.exceeded = rec[1]
+                        self.charged.add(rec[1])
                     results[rec[1]] = dict(timeout) if rec[2] == "killed" else {
                         "status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
                     remaining.remove(rec[1])
@@ -370,6 +374,7 @@ class Worker(Processes, Hygiene):
         for i in remaining[:1] if started else list(remaining):
             results[i] = dict(timeout)
             remaining.remove(i)
+            self.charged.add(i)
 
     # ---------------------------------------------------------------- a program run per case
     def _run_stdin_cases(self, job, spec, jobdir, results, deadline_job):
@@ -402,6 +407,7 @@ class Worker(Processes, Hygiene):
                 break
             if r["status"] == "timeout" and r.get("wall"):  # one case that hangs ends the job
                 self.exceeded = i
+                self.charged.add(i)
                 break
         for r in results:
             if r is not None:
