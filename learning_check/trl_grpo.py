@@ -116,14 +116,15 @@ def time_limit(max_seconds: float, clock=time.monotonic):
             return control
 
     def replan(scheduler, args, max_steps: int, horizon: int) -> None:
-        """The scheduler's lr factors, as transformers builds them for a run of horizon steps; lr set for the next step."""
+        """The scheduler's lr factors as transformers builds them for a run of horizon steps; the next step's lr."""
         import torch
 
         dummy = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
         planned = get_scheduler(args.lr_scheduler_type, dummy, num_warmup_steps=args.get_warmup_steps(max_steps),
                                 num_training_steps=horizon, scheduler_specific_kwargs=args.lr_scheduler_kwargs)
         scheduler.lr_lambdas = planned.lr_lambdas * (len(scheduler.base_lrs) // len(planned.lr_lambdas))
-        for group, base, fn in zip(scheduler.optimizer.param_groups, scheduler.base_lrs, scheduler.lr_lambdas, strict=True):
+        groups = scheduler.optimizer.param_groups
+        for group, base, fn in zip(groups, scheduler.base_lrs, scheduler.lr_lambdas, strict=True):
             group["lr"] = base * fn(scheduler.last_epoch)
 
     return TimeLimit()

@@ -6,9 +6,9 @@ The rules follow Docker's default profile where a program here has no use for th
 containers without the matching capability), and go further where the sandbox's own promises need it:
 keys and keyrings (shared by every job of a host uid, and not covered by Landlock), System V IPC and POSIX
 message queues (they outlive their processes in namespaces all jobs of a worker share), memfds (memory no
-limit counts), CPU affinity (a job must not crowd the other worker's CPU), namespaces (a program's processes stay in the job's pid namespace,
-which is what ends them), and tracing, other processes' memory, mounts, modules, BPF, perf, userfaultfd,
-io_uring, clocks, quotas, swap, reboot. Denied calls fail with EPERM (clone3 with ENOSYS, as in Docker: libc
+limit counts), CPU affinity (a job must not crowd the other worker's CPU), namespaces (a program's processes
+stay in the job's pid namespace, which is what ends them), and tracing, other processes' memory, mounts,
+modules, BPF, perf, userfaultfd, io_uring, clocks, quotas, swap, reboot. Denied calls fail with EPERM (clone3 with ENOSYS, as in Docker: libc
 then falls back to clone, whose flags a filter can inspect); nothing is killed, so a program that merely
 probes keeps running and its verdict is its own.
 

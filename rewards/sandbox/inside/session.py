@@ -393,10 +393,9 @@ class Session:
         if ops is None:
             raise _unsupported(msg[0], msg, obj)
         run = ops.get(msg[2])
-        args = [self.dec(a) for a in msg[3:]]
         if run is None:
             raise _unsupported(msg[0], msg, obj)
-        return ["ok", self.enc(run(obj, args))]
+        return ["ok", self.enc(run(obj, [self.dec(a) for a in msg[3:]]))]
 
 
 def _unsupported(op, msg, obj):

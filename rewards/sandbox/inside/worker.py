@@ -70,6 +70,7 @@ class Worker(Processes, Hygiene):
         self.exceeded = None  # the test whose time limit ended the job
         self.charged = set()  # the tests a time limit's kill was charged to: not verdicts of the program's own
         self.mem_out = False  # the running candidate's processes were killed for the job's memory
+        self.job_memory_mb = cfg.get("job_memory_mb", 2048)  # what the job's processes may hold together
 
     # ---------------------------------------------------------------- one job
     def run_job(self, job):
@@ -293,7 +294,7 @@ class Worker(Processes, Hygiene):
                     self._capture(cand, fd, chunk)
 
     def _memory_watch(self):
-        return MemoryWatch(self.cfg.get("job_memory_mb", 2048) << 20, self.job_rss)
+        return MemoryWatch(self.job_memory_mb << 20, self.job_rss)
 
     def _maybe_retire(self):
         """A judge that reports retire does so right after done: read it without waiting."""
@@ -311,7 +312,7 @@ class Worker(Processes, Hygiene):
         self._drain(cand)
         stderr = bytes(cand.bufs[cand.err]).decode("utf-8", "replace")
         if self.mem_out:  # our kill, for the memory of the job's processes together
-            r["status"], r["detail"] = "memory", _MEM_DETAIL.format(self.cfg.get("job_memory_mb", 2048))
+            r["status"], r["detail"] = "memory", _MEM_DETAIL.format(self.job_memory_mb)
             return True
         if status is None:
             return False
@@ -432,7 +433,7 @@ class Worker(Processes, Hygiene):
             if mem.over(now):
                 self.sweep()
                 return {"status": "memory", "runtime_s": now - t0,
-                        "detail": _MEM_DETAIL.format(self.cfg.get("job_memory_mb", 2048))}
+                        "detail": _MEM_DETAIL.format(self.job_memory_mb)}
             for fd in select.select(fds, [], [], min(left, mem.left(now)))[0]:
                 if fd is self.proto_in:
                     if self.poll_inbox():
