@@ -24,8 +24,8 @@ if __package__ in (None, "") and importlib.util.find_spec("coderl") is None:
 from coderl.rewards.errors import missing_dependency
 
 try:
-    from coderl.data import formats, io, prompting, writers
-    from coderl.data.formats import CellError, Problem, RowContext, Skip
+    from coderl.data import io, prompting, schemas, writers
+    from coderl.data.schemas import CellError, Problem, RowContext, Skip
     from coderl.data.stats import RunStats, summary
     from coderl.rewards.labels import Label, LabelError, parse_label
 except ModuleNotFoundError as _e:
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Row layout: openrlhf JSONL (input, label), trl JSONL (prompt, coderl_label), "
                         "verl parquet (train/test.parquet). Layouts: data/writers.py.")
     p.add_argument("--input_glob", default="*.parquet", help="File-name pattern under --input_dir.")
-    p.add_argument("--format", default=None, help=f"Force a schema: {', '.join(formats.known())}.")
+    p.add_argument("--format", default=None, help=f"Force a schema: {', '.join(schemas.known())}.")
     p.add_argument("--test_ratio", type=float, default=0.1, help="Fraction of problems in test.jsonl.")
     p.add_argument("--seed", type=int, default=42, help="Seed of the hash-based split.")
     p.add_argument("--max_samples", type=int, default=None, help="Stop after writing this many problems.")
@@ -136,7 +136,7 @@ class Run:
                 continue
             cols = pf.schema_arrow.names
             if self.args.format:
-                mod = formats.get(self.args.format)
+                mod = schemas.get(self.args.format)
                 missing = [c for c in mod.REQUIRED if c not in cols]
                 if missing:
                     self._file_error(f, io.DataError(f"--format {mod.NAME} needs columns {missing}; columns found: "
@@ -144,7 +144,7 @@ class Run:
                     continue
             else:
                 try:
-                    mod = formats.detect(cols)
+                    mod = schemas.detect(cols)
                 except ValueError as e:
                     self._file_error(f, io.DataError(str(e), file=str(f)))
                     continue

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
-from coderl.data.formats import Problem
+from coderl.data.schemas import Problem
 from coderl.rewards.labels import Label
 from coderl.rewards.sandbox.inside.formats import REGISTRY
 

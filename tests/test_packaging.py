@@ -25,7 +25,7 @@ SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
 
 def test_every_subpackage_is_listed():
     """A folder with an __init__.py that pyproject's package list misses would be absent from a wheel
-    (the bug this layout replaced: data/formats/ was not packaged)."""
+    (the bug this layout replaced: data/schemas/ was not packaged)."""
     found = {"coderl.configs"}
     for name, folder in SETUPTOOLS["package-dir"].items():
         for init in (REPO_ROOT / folder).rglob("__init__.py"):
@@ -51,8 +51,8 @@ def test_no_import_outside_the_coderl_namespace():
 # Every other module of the packaged folders has tests/<folder>/test_<module>.py (tests/rewards/sandbox/
 # test_pool.py for rewards/sandbox/pool.py); a new module gets its own, or a line here.
 COVERED_ELSEWHERE = {
-    **dict.fromkeys(("data/formats/apps_taco.py", "data/formats/coderm.py", "data/formats/humaneval.py",
-                     "data/formats/mbpp.py", "data/formats/verl.py", "data/stats.py"),
+    **dict.fromkeys(("data/schemas/apps_taco.py", "data/schemas/coderm.py", "data/schemas/humaneval.py",
+                     "data/schemas/mbpp.py", "data/schemas/verl.py", "data/stats.py"),
                     ("tests/data/test_preprocess.py", "one converter per schema, and stats.json, through the real CLI")),
     "data/writers.py": ("tests/rewards/integrations/test_trl.py", "the TRL and verl row layouts, read by those trainers"),
     "data/synthetic/make_task.py": ("tests/data/synthetic/test_tasks.py", "the family's CLI, with its tasks"),
@@ -184,7 +184,7 @@ def test_wheel_layout(installed):
     assert "coderl" in top
     assert not top & {"rewards", "data", "launch", "configs", "scripts", "tests"}, sorted(top)
     assert not (site / "coderl" / "__init__.py").exists()  # a namespace: no code runs on `import coderl`
-    for f in ("rewards/sandbox/inside/worker.py", "data/formats/mbpp.py", "launch/preflight.py",
+    for f in ("rewards/sandbox/inside/worker.py", "data/schemas/mbpp.py", "launch/preflight.py",
               "configs/reward.yaml", "configs/prompts.yaml", "configs/ds_config_zero2.json"):
         assert (site / "coderl" / f).is_file(), f
 

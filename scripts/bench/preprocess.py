@@ -32,7 +32,7 @@ WORDS = ("array integer string return given output input value list number maxim
 
 BASELINE = r"""
 import json, sys, pyarrow.parquet as pq
-from coderl.data.formats import RowContext, Skip, coderm
+from coderl.data.schemas import RowContext, Skip, coderm
 from coderl.data import prompting
 table = pq.read_table(sys.argv[1])           # the whole file, every column, in memory
 rows = table.to_pylist()

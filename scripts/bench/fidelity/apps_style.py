@@ -1,7 +1,7 @@
 """APPS/TACO-style fidelity family: standard-input programs and call-based (`fn_name`) problems.
 
 Rows have APPS/TACO's columns (question, solutions, input_output JSON, starter_code) and become labels
-through the preprocessor's converter (data/formats/apps_taco.py): `stdio` without `fn_name`, `call` with
+through the preprocessor's converter (data/schemas/apps_taco.py): `stdio` without `fn_name`, `call` with
 it (expected values wrapped in one-element lists, as APPS stores them). The reference executor gets the
 raw `input_output` and judges it the way APPS/TACO's testing_util does (scripts/bench/fidelity/reference.py):
 stdio programs run as a plain `python prog.py` subprocess; call programs are imported after TACO's
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 
-from coderl.data.formats import RowContext, apps_taco
+from coderl.data.schemas import RowContext, apps_taco
 from coderl.rewards.labels import Label
 from scripts.bench.fidelity.corpus import Program, numbered, written_items
 from scripts.bench.fidelity.tasks import load

@@ -18,14 +18,14 @@ way generated tests write it, in the proportion they do: those cases measure the
 (docs/fidelity.md) rather than being avoided.
 
 Rows have CodeRM's columns (question, code_ground_truth, unit_tests) and become labels through the
-preprocessor's converter (data/formats/coderm.py).
+preprocessor's converter (data/schemas/coderm.py).
 """
 
 from __future__ import annotations
 
 import json
 
-from coderl.data.formats import RowContext, coderm
+from coderl.data.schemas import RowContext, coderm
 from coderl.rewards.labels import Label
 from scripts.bench.fidelity.corpus import Program, numbered, written_items
 from scripts.bench.fidelity.tasks import load

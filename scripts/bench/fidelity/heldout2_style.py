@@ -17,7 +17,7 @@ leaving with `sys.exit(0)` / `exit()`; call programs returning tuples, None, nes
 
 Per task: the reference program (`canonical`), sometimes a correct alternative (`alt:*`), 1-3 plausible bugs
 (`bug:*`, verdict left to the reference) and one seeded AST mutant of each kind. Rows go through the
-preprocessor's converters (data/formats/), as in the other families.
+preprocessor's converters (data/schemas/), as in the other families.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ with attributes), MBPP asserts, HumanEval `check(candidate)` programs, APPS/TACO
 
 Per task: the reference program (`canonical`), sometimes a correct alternative (`alt:*`), 1-3 plausible bugs
 (`bug:*`, verdict left to the reference) and one seeded AST mutant of each kind (scripts/bench/
-fidelity/corpus.py). Rows go through the preprocessor's converters (data/formats/), as in the other families.
+fidelity/corpus.py). Rows go through the preprocessor's converters (data/schemas/), as in the other families.
 """
 
 from __future__ import annotations

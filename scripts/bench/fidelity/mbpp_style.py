@@ -1,7 +1,7 @@
 """MBPP-style fidelity family: one function per task, `assert` lists, `test_setup_code` / `test_imports`.
 
 Rows are written in MBPP's own two shapes (full: `text` + `test_setup_code`; sanitized: `prompt` +
-`test_imports`) and become labels through the preprocessor's converter (data/formats/mbpp.py), so the
+`test_imports`) and become labels through the preprocessor's converter (data/schemas/mbpp.py), so the
 family also checks that conversion. What the asserts exercise: floats (`math.isclose`, `round`), sets,
 tuples, dicts, strings, None, bools, nested lists, generators consumed by `list()`, stable sorting, big
 ints, regex results (strings, tuples, match objects), setup code that builds inputs or defines classes
@@ -15,7 +15,7 @@ the reference) and the seeded AST mutants of scripts/bench/fidelity/corpus.py.
 
 from __future__ import annotations
 
-from coderl.data.formats import RowContext, mbpp
+from coderl.data.schemas import RowContext, mbpp
 from coderl.rewards.labels import Label
 from scripts.bench.fidelity.corpus import PLAIN, Program, numbered, wrap, written_items
 from scripts.bench.fidelity.tasks import load

@@ -1,6 +1,6 @@
 """One HumanEval task's tests in the three function formats, as the labels the sandbox runs.
 
-* ``humaneval`` -- the label the preprocessor writes (data/formats/humaneval.py's converter).
+* ``humaneval`` -- the label the preprocessor writes (data/schemas/humaneval.py's converter).
 * ``unittest`` -- a CodeRM-UnitTest-style module: one TestCase, one test method per test case of
   check() (the statements before a case run first in its method), the entry point called by name,
   asserts written as self.assertEqual / assertTrue / assertAlmostEqual / ... as a test author would.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from coderl.data.formats import RowContext, humaneval
+from coderl.data.schemas import RowContext, humaneval
 from coderl.rewards.labels import Label
 from coderl.rewards.sandbox.plan import is_case  # the sandbox's rule for what one humaneval test case is
 

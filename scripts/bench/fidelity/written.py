@@ -5,14 +5,14 @@
 
 Per task: the reference program (`canonical`), correct alternatives (`alt:*`), plausible bugs (`bug:*`,
 verdict left to the reference) and seeded AST mutants. Each task becomes a row of its dataset (CodeRM-UnitTest,
-MBPP, HumanEval, APPS/TACO) and goes through data/formats/, as real data does.
+MBPP, HumanEval, APPS/TACO) and goes through data/schemas/, as real data does.
 """
 
 from __future__ import annotations
 
 import json
 
-from coderl.data.formats import RowContext, apps_taco, coderm, humaneval, mbpp
+from coderl.data.schemas import RowContext, apps_taco, coderm, humaneval, mbpp
 from coderl.rewards.labels import Label
 from scripts.bench.fidelity.corpus import Program, numbered, written_items
 

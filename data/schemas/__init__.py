@@ -1,5 +1,8 @@
 """One converter per dataset schema, plus a tiny dispatcher (like verl's reward_score per-format modules).
 
+A schema is the layout a dataset is published in; the label formats its tests become are
+rewards/sandbox/inside/formats/.
+
 Each format module defines NAME, SOURCE (default label.source), REQUIRED (columns that identify it),
 OPTIONAL (columns read when present), HAS_REFERENCE, and ``convert(row, ctx) -> Problem``. Converters
 raise CellError for a malformed cell (the CLI adds file and row) and Skip for a row that is well-formed
@@ -112,7 +115,7 @@ def str_list(value: Any, name: str) -> list[str]:
 # --- dispatcher --------------------------------------------------------------------------------------
 
 def _modules():
-    from coderl.data.formats import apps_taco, coderm, humaneval, mbpp, verl
+    from coderl.data.schemas import apps_taco, coderm, humaneval, mbpp, verl
     # Order matters: the first whose REQUIRED columns are all present wins (most specific first).
     return [coderm, humaneval, mbpp, apps_taco, verl]
 

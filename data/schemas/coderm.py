@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from coderl.data import prompting
-from coderl.data.formats import CellError, Problem, RowContext, Skip, json_cell, text
+from coderl.data.schemas import CellError, Problem, RowContext, Skip, json_cell, text
 
 NAME = "coderm"
 SOURCE = "CodeRM-UnitTest"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from coderl.data import prompting
-from coderl.data.formats import Problem, RowContext, Skip, str_list, text
+from coderl.data.schemas import Problem, RowContext, Skip, str_list, text
 
 NAME = "mbpp"
 SOURCE = "mbpp"

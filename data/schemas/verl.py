@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from coderl.data import prompting
-from coderl.data.formats import CellError, Problem, RowContext, Skip, text
-from coderl.data.formats.apps_taco import io_tests
+from coderl.data.schemas import CellError, Problem, RowContext, Skip, text
+from coderl.data.schemas.apps_taco import io_tests
 
 NAME = "verl"
 SOURCE = "verl"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from coderl.data import prompting
-from coderl.data.formats import CellError, Problem, RowContext, text
+from coderl.data.schemas import CellError, Problem, RowContext, text
 
 NAME = "humaneval"
 SOURCE = "humaneval"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from coderl.data import prompting
-from coderl.data.formats import CellError, Problem, RowContext, Skip, json_cell, text
+from coderl.data.schemas import CellError, Problem, RowContext, Skip, json_cell, text
 
 NAME = "apps_taco"
 SOURCE = "apps_taco"
