@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from coderl.rewards.syntax import MAX_CHARS, parses
+from coderl.rewards.syntax import INLINE_CHARS, MAX_CHARS, binds, parses
 
 # Tokens a tokenizer puts at the end of a response (EOS, end of turn, pads). They are removed only there, and
 # at the start: never by pattern inside the text, where the same characters written as plain text (a comment
@@ -416,32 +417,38 @@ class _Prose:
             i = self.text.rfind(tag, lo, self.spans[j][0])
         return -1
 
-    def answer(self) -> tuple[int, int] | None:
-        """Content span of the last ``<answer>…</answer>`` pair, pairing forward from the start: an <answer>
-        opens at the first one after the previous pair, and closes at the first </answer> after it."""
+    def answer(self, lo: int = 0) -> tuple[int, int] | None:
+        """Content span of the last ``<answer>…</answer>`` pair in text[lo:], pairing forward from lo: an
+        <answer> opens at the first one after the previous pair, and closes at the first </answer> after it."""
         n = len(self.text)
-        last_close = self.rfind("</answer>", 0, n)
-        last_open = self.rfind("<answer>", 0, last_close) if last_close > 0 else -1
+        last_close = self.rfind("</answer>", lo, n)
+        last_open = self.rfind("<answer>", lo, last_close) if last_close > lo else -1
         if last_open < 0:
             return None
-        prev_close = self.rfind("</answer>", 0, last_open)
-        first_open = self.find("<answer>", prev_close + len("</answer>") if prev_close >= 0 else 0, n)
+        prev_close = self.rfind("</answer>", lo, last_open)
+        first_open = self.find("<answer>", prev_close + len("</answer>") if prev_close >= 0 else lo, n)
         return first_open + len("<answer>"), self.find("</answer>", last_open + len("<answer>"), n)
 
 
-@functools.lru_cache(maxsize=1024)
-def _definition_re(entry_point: str) -> re.Pattern:
-    """A line that binds the entry point: def, class, assignment, import. Textual, so linear; indentation
-    allowed (a method of a Solution class counts)."""
-    ep = re.escape(entry_point)
-    return re.compile(rf"^[ \t]*+(?:(?:async[ \t]+)?def[ \t]+{ep}\b|class[ \t]+{ep}\b|{ep}[ \t]*(?::[^\n=]*)?=(?!=)|"
-                      rf"(?:from[ \t][^\n]*)?import[ \t][^\n]*\b{ep}\b)", re.M)
+def _may_name(text: str, lo: int, hi: int, pattern: re.Pattern) -> bool:
+    """Can text[lo:hi] spell the name at all (NFKC-normalised, as Python reads identifiers)? Cheap and linear."""
+    if pattern.search(text, lo, hi):
+        return True
+    part = text[lo:hi]
+    return not part.isascii() and pattern.search(unicodedata.normalize("NFKC", part)) is not None
 
 
 def _choose(text: str, blocks: list[Block], entry_point: str | None, max_chars: int) -> Block | None:
     """The block to grade: of the Python blocks (else of all), the last one; but when the label names an entry
-    point and that block does not bind it (an "example usage" or test block after the solution), the last
+    point and that block does not define it (an "example usage" or test block after the solution), the last
     earlier one that does. Without an entry point (stdio: the program is a script) the last one.
+
+    "Defines" is what the code binds once compiled (syntax.binds_name: a def, class, assignment, import,
+    walrus... in the module, or a method of class Solution), never how it is spelled; a block that does not
+    compile but names the entry point counts as defining it (it is the program's final attempt, graded as such,
+    never swapped for a draft that compiles). Compiling is bounded per response: blocks that cannot spell the
+    name are never compiled, past INLINE_CHARS the rest compile in syntax's helper (the server's GIL stays
+    free), and once max_chars of blocks have been compiled the last block is graded.
 
     A block cut off before its closing fence (the last one, when the response was truncated) is graded only
     as a complete program: when it compiles. The text of a later block can only move the choice to an
@@ -451,10 +458,17 @@ def _choose(text: str, blocks: list[Block], entry_point: str | None, max_chars: 
         cands = cands[:-1]
     if not cands or not entry_point:
         return cands[-1] if cands else None
-    pattern = _definition_re(entry_point)
+    pattern = re.compile(rf"(?<![\w]){re.escape(entry_point)}(?![\w])")
+    budget, inline = max_chars, INLINE_CHARS  # what one response may have compiled: in all, and in-process
     for b in reversed(cands):
-        if pattern.search(text, b.body, b.body_end):
-            return b
+        size = b.body_end - b.body
+        if size > budget:
+            break
+        if _may_name(text, b.body, b.body_end, pattern):
+            budget -= size
+            inline -= size
+            if binds(text[b.body:b.body_end], entry_point, max_chars, inline=inline >= 0) is not False:
+                return b
     return cands[-1]
 
 
@@ -480,16 +494,23 @@ class Extracted:
 def extract_code(response: str, entry_point: str | None = None, max_chars: int = MAX_CHARS) -> Extracted:
     """The code to grade: one contiguous span of the response, exactly as written (docs/sandbox.md, "Extraction").
 
-    The structure is read once from the start (fenced blocks are opaque, so tags inside code never count):
-    the content of the last <answer> pair (its block, see _choose, or its raw text); else, after the
-    reasoning (the last </think>; nothing while a <think> that opens the response is unclosed) and after an
-    <answer> left open (a response cut off), the block _choose picks, a block with fences not on their own
-    lines, or the text itself when it compiles.
+    The structure is read once from the start (fenced blocks are opaque, so tags inside code never count).
+    Only what follows the reasoning is an answer (the last </think>; nothing while a <think> that opens the
+    response is unclosed): an <answer> inside the reasoning is a draft. There, the content of the last <answer>
+    pair (its block, see _choose, or its raw text); else, after an <answer> left open (a response cut off),
+    the block _choose picks, a block with fences not on their own lines, or the text itself when it compiles.
     entry_point (the label's) tells a solution block from a block that only uses it; code compiles only within
     max_chars (RewardConfig.syntax_max_chars)."""
     blocks = _scan_blocks(response)
     prose = _Prose(response, blocks)
-    ans = prose.answer()
+    think_end = prose.rfind("</think>", 0, len(response))
+    if think_end >= 0:
+        lo = think_end + len("</think>")
+    elif response.lstrip().startswith("<think>"):
+        return Extracted(None, "none")  # cut off while reasoning: no final answer was written
+    else:
+        lo = 0
+    ans = prose.answer(lo)  # an answer written inside the reasoning is a draft
     if ans is not None:
         lo, hi = ans
         inside = [b for b in blocks if lo <= b.start and b.end <= hi]
@@ -502,13 +523,6 @@ def extract_code(response: str, entry_point: str | None = None, max_chars: int =
         inner = response[lo:hi]
         if inner.strip():
             return Extracted(inner.strip("\n"), "answer")
-    think_end = prose.rfind("</think>", 0, len(response))
-    if think_end >= 0:
-        lo = think_end + len("</think>")
-    elif response.lstrip().startswith("<think>"):
-        return Extracted(None, "none")  # cut off while reasoning: no final answer was written
-    else:
-        lo = 0
     opened = prose.rfind("<answer>", lo, len(response))  # an answer cut off before its closing tag
     if opened >= 0:
         lo = opened + len("<answer>")

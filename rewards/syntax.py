@@ -12,6 +12,8 @@ runs the code) and is restarted if it dies or overruns.
 from __future__ import annotations
 
 import atexit
+import functools
+import inspect
 import logging
 import re
 import select
@@ -50,22 +52,52 @@ _FILENAME = "<coderl-candidate>"
 warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(_FILENAME) + r"\Z")
 warnings.filterwarnings("ignore", category=DeprecationWarning, module=re.escape(_FILENAME) + r"\Z")
 
+def binds_name(code: str, name: str) -> bool:
+    """Does compiled `code` bind `name` where a test finds it: in the module's namespace, or in the body of
+    one of its classes named Solution (the call format's LeetCode form)?
+
+    Python's own symbol table decides (def, class, assignment, import, for, with, except, match, a walrus in
+    a comprehension...), with its scopes: what a function, lambda or comprehension binds is its own."""
+    import symtable
+
+    def bound(table, *, comprehension: bool = False) -> bool:
+        try:
+            sym = table.lookup(name)
+        except KeyError:
+            sym = None
+        if sym is not None and (sym.is_assigned() or sym.is_imported()) and (not comprehension or sym.is_global()):
+            return True  # a comprehension's own names are its own; a walrus there binds in the module
+        return any(bound(t, comprehension=True) for t in table.get_children() if t.get_name() in _COMPREHENSIONS)
+
+    top = symtable.symtable(code, "<solution>", "exec")
+    return bound(top) or any(t.get_type() == "class" and t.get_name() == "Solution" and bound(t)
+                             for t in top.get_children())
+
+
+_COMPREHENSIONS = ("listcomp", "setcomp", "dictcomp", "genexpr")
+
+
+# Requests: mode (b"c" compiles?, b"b" compiles and binds the name?), then the payload's length (8 bytes) and
+# the payload (the code; for b"b" the name, a NUL, the code). Reply: b"1" or b"0"; for b"b", b"n" when the code
+# does not compile.
 _HELPER = f"""
 import resource, sys, warnings
 warnings.simplefilter("ignore")
 resource.setrlimit(resource.RLIMIT_AS, ({_HELPER_MEMORY_BYTES}, {_HELPER_MEMORY_BYTES}))
 inp, out = sys.stdin.buffer, sys.stdout.buffer
+{{binds_src}}
 while True:
-    head = inp.read(8)
-    if len(head) < 8:
+    head = inp.read(9)
+    if len(head) < 9:
         break
-    src = inp.read(int.from_bytes(head, "little")).decode("utf-8")
+    data = inp.read(int.from_bytes(head[1:], "little")).decode("utf-8")
+    name, src = data.split("\\0", 1) if head[:1] == b"b" else (None, data)
     try:
         compile(src, "<solution>", "exec", dont_inherit=True)
-        ok = b"1"
+        ok = b"1" if name is None or binds_name(src, name) else b"0"
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
-        ok = b"0"
-    del src
+        ok = b"0" if name is None else b"n"
+    del data, src
     out.write(ok)
     out.flush()
 """
@@ -80,7 +112,7 @@ class _Helper:
 
     def _start(self) -> subprocess.Popen:
         if self._proc is None or self._proc.poll() is not None:
-            self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _HELPER], stdin=subprocess.PIPE,
+            self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _helper_source()], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
         return self._proc
 
@@ -90,26 +122,27 @@ class _Helper:
             proc.kill()
             proc.wait()
 
-    def parses(self, data: bytes) -> bool:
+    def ask(self, mode: bytes, data: bytes) -> bytes:
+        """The helper's reply; b"" when it overran or died twice."""
         timeout = min(TIMEOUT_S, _BASE_S + _PER_CHAR_S * len(data))
         with self._lock:
             for _ in range(2):  # a helper that died since the last call gets one restart
                 proc = self._start()
                 try:
-                    proc.stdin.write(len(data).to_bytes(8, "little") + data)
+                    proc.stdin.write(mode + len(data).to_bytes(8, "little") + data)
                     proc.stdin.flush()
                     ready, _, _ = select.select([proc.stdout], [], [], timeout)
                     reply = proc.stdout.read(1) if ready else b"timeout"
                 except OSError:
                     reply = b""
-                if reply in (b"0", b"1"):
-                    return reply == b"1"
+                if reply in (b"0", b"1", b"n"):
+                    return reply
                 self.close()
                 if reply == b"timeout":
                     log.warning("parsing a %d-byte response took over %.1fs; it counts as not compiling",
                                 len(data), timeout)
-                    return False
-            return False
+                    return b""
+            return b""
 
 
 _helper = _Helper()
@@ -127,20 +160,51 @@ def _surely_not_python(code: str) -> bool:
     return _NEVER_OUTSIDE_STRINGS_RE.search(code, 0, m.start() if m else len(code)) is not None
 
 
+@functools.lru_cache(maxsize=1)
+def _helper_source() -> str:
+    """The helper's program, with this module's binds_name (one definition for both sides)."""
+    return _HELPER.replace("{binds_src}", f"_COMPREHENSIONS = {_COMPREHENSIONS!r}\n{inspect.getsource(binds_name)}")
+
+
 def parses(code: str, max_chars: int = MAX_CHARS) -> bool:
     """True when code is non-empty Python that compiles, in at most max_chars characters."""
-    if not code or len(code) > max_chars or not code.strip():
+    if not _fits(code, max_chars):
         return False
     if len(code) > INLINE_CHARS:
-        if _surely_not_python(code):
-            return False
-        try:
-            data = code.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: compile() fails on it the same way
-            return False
-        return _helper.parses(data)
+        data = _helper_data(code)
+        return data is not None and _helper.ask(b"c", data) == b"1"
     try:
         compile(code, _FILENAME, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
         return False
     return True
+
+
+def binds(code: str, name: str, max_chars: int = MAX_CHARS, *, inline: bool = True) -> bool | None:
+    """Whether code binds name where a test finds it (binds_name); None when it does not compile (as parses).
+    inline=False sends even small code to the helper (a caller checking many pieces bounds its GIL time)."""
+    if not _fits(code, max_chars):
+        return None
+    if len(code) > INLINE_CHARS or not inline:
+        data = _helper_data(code)
+        reply = _helper.ask(b"b", name.encode("utf-8") + b"\0" + data) if data is not None else b"n"
+        return None if reply in (b"n", b"") else reply == b"1"
+    try:
+        compile(code, _FILENAME, "exec", dont_inherit=True)
+        return binds_name(code, name)
+    except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
+        return None
+
+
+def _fits(code: str, max_chars: int) -> bool:
+    return bool(code) and len(code) <= max_chars and bool(code.strip())
+
+
+def _helper_data(code: str) -> bytes | None:
+    """code as the helper reads it; None when it surely cannot compile."""
+    if _surely_not_python(code):
+        return None
+    try:
+        return code.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: compile() fails on it the same way
+        return None

@@ -207,6 +207,47 @@ def test_unfinished_reasoning_has_no_answer():
     assert extract_code(text, "f").code == "def f(x):\n    return 1\n"
 
 
+def test_an_answer_inside_the_reasoning_is_a_draft():
+    draft, final = "def f(x):\n    return 0\n", "def f(x):\n    return x + 1\n"
+    after = f"<think>\nTry:\n<answer>\n```python\n{draft}```\n</answer>\nNo.\n</think>\n```python\n{final}```"
+    assert extract_code(after, "f").code == final and extract_code(after).code == final
+    raw = f"<think>\n<answer>{draft}</answer>\n</think>\n{final}"
+    assert extract_code(raw, "f").code == final.strip("\n")
+    # a prompt that opened the reasoning: the response starts inside it
+    assert extract_code(f"Try:\n<answer>\n{draft}</answer>\n</think>\n```python\n{final}```", "f").code == final
+    # reasoning never closed: whatever it holds, answers included, is no final answer
+    assert extract_code(f"<think>\n<answer>\n```python\n{final}```\n</answer>", "f").source == "none"
+    # the final answer after the reasoning is still the last pair there
+    both = f"<think>\n<answer>{draft}</answer>\n</think>\n<answer>\n```python\n{final}```\n</answer>"
+    e = extract_code(both, "f")
+    assert (e.code, e.source) == (final, "answer_block")
+
+
+def test_the_block_that_defines_the_entry_point_is_decided_by_what_the_code_binds():
+    sol = "def f(x):\n    return x + 1\n"
+    # a later block that only looks like a definition (a nested helper, a comment, a string, a parameter)
+    for later in ("def test():\n    def f(x):\n        return 0\n    assert f(1) == 0\n",
+                  "# def f(x): the solution above\nprint(f(1))\n", "s = 'def f(x): pass'\nprint(s)\n",
+                  "check = lambda f: f(1) == 2\nprint(check(f))\n"):
+        assert extract_code(f"```python\n{sol}```\n```python\n{later}```", "f").code == sol, later
+    # a later block that binds it in a form no line-based test sees
+    for binds in ("g, f = None, lambda x: x + 1\n", "if True:\n    f = lambda x: x + 1\n",
+                  "with open(__file__) as fh:\n    pass\n(f := lambda x: x + 1)\n", "ｆ = lambda x: x + 1\n",
+                  "try:\n    from math import floor as f\nexcept ImportError:\n    pass\n"):
+        assert extract_code(f"```python\n{sol}```\n```python\n{binds}```", "f").code == binds, binds
+    # a final block that does not compile but names the entry point is the final attempt, not the draft before it
+    broken = "def f(x):\n    return (x +\n"
+    assert extract_code(f"```python\n{sol}```\n```python\n{broken}```", "f").code == broken
+
+
+def test_choosing_a_block_compiles_at_most_max_chars_of_code():
+    sol = "def f(x):\n    return x + 1\n"
+    usage = "print(f(1))\n" * 50
+    text = f"```python\n{sol}```\n" + f"```python\n{usage}```\n" * 40
+    assert extract_code(text, "f").code == sol  # 40 usage blocks, all compiled: within the default budget
+    assert extract_code(text, "f", max_chars=len(usage) * 3).code == usage  # past the budget: the last block
+
+
 def test_tags_inside_code_blocks_are_code():
     code = "S = '<think>'\nT = '</answer>'\ndef f(x):\n    return x + 1\n"
     ok = f"<think>\nplan\n```python\nprint('<answer>')\n```\n</think>\n<answer>\n```python\n{code}```\n</answer>"

@@ -93,3 +93,29 @@ def test_a_check_is_bounded_by_size_and_by_time():
     finally:
         syntax._BASE_S, syntax._PER_CHAR_S = budget
     assert parses(honest)  # the helper cut at its budget was replaced
+
+
+# (code, binds f?): what the compiled module binds, however it is spelled; scopes as Python has them.
+BINDINGS = [
+    ("def f(x):\n    return x\n", True), ("async def f():\n    pass\n", True), ("class f:\n    pass\n", True),
+    ("f = lambda x: x\n", True), ("f: int = 1\n", True), ("a, (b, f) = 1, (2, 3)\n", True),
+    ("[*f] = [1]\n", True), ("(f := 1)\n", True), ("[(f := x) for x in 'ab']\n", True),
+    ("for f in [1]:\n    pass\n", True), ("with open('x') as f:\n    pass\n", True),
+    ("if True:\n    def f():\n        pass\n", True), ("try:\n    from math import floor as f\nexcept E:\n    pass\n", True),
+    ("import f.path\n", True), ("ｆ = 1\n", True),  # NFKC: Python reads ｆ as f
+    ("try:\n    pass\nexcept E as f:\n    pass\n", True),
+    ("match 1:\n    case f:\n        pass\n", True),
+    ("class Solution:\n    def f(self, x):\n        return x\n", True), ("class Solution:\n    f = staticmethod(g)\n", True),
+    ("print(f(1))\n", False), ("def g():\n    def f():\n        pass\n", False), ("def g():\n    f = 1\n", False),
+    ("[1 for f in 'ab']\n", False), ("g = lambda f: f\n", False), ("class C:\n    def f(self):\n        pass\n", False),
+    ("# def f(x):\nx = 1\n", False), ("s = 'def f(x): pass'\n", False), ("import os.f\n", False),
+    ("from math import f as g\n", False), ("from math import *\n", False),  # the sandbox's stdlib has no such name
+]
+
+
+@pytest.mark.parametrize("code,bound", BINDINGS)
+@pytest.mark.parametrize("size", ["inline", "helper"])
+def test_binds_is_what_the_compiled_code_binds(code, bound, size):
+    text = code if size == "inline" else _large(code)
+    assert syntax.binds(text, "f") is bound
+    assert syntax.binds(text + "return 1\n", "f") is None  # does not compile: undecided, as parses says
