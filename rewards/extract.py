@@ -492,7 +492,7 @@ class Extracted:
 
 
 def extract_code(response: str, entry_point: str | None = None, max_chars: int = MAX_CHARS) -> Extracted:
-    """The code to grade: one contiguous span of the response, exactly as written (docs/sandbox.md, "Extraction").
+    """The code to grade: one contiguous span of the response, exactly as written (docs/extraction.md).
 
     The structure is read once from the start (fenced blocks are opaque, so tags inside code never count).
     Only what follows the reasoning is an answer (the last </think>; nothing while a <think> that opens the

@@ -5,7 +5,7 @@ judged against the same tests under the same limits need not run again. A result
 exact code the sandbox hands the program (byte for byte), the same label (its tests, byte for byte) and the
 same verdict-relevant sandbox limits. The first complete run of a key decides what the cache holds for it,
 whatever its verdict, for a bounded number of uses; a run the sandbox decided (JobResult.infra, a deadline
-miss) marks the key as never cached instead. See docs/sandbox.md "Result cache" for why.
+miss) marks the key as never cached instead. See docs/result_cache.md for why.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class ResultCache:
     verdict, anything else (an infra result, a deadline miss, a result too big to keep) leaves a marker under
     which the key is never cached. Later puts of the key change nothing, so which run's verdict is kept never
     depends on the verdicts. An entry serves at most max_uses lookups, then goes: no single run of a
-    nondeterministic program decides its reward for good (see docs/sandbox.md "Result cache").
+    nondeterministic program decides its reward for good (see docs/result_cache.md).
     """
 
     def __init__(self, max_entries: int, max_bytes: int, max_uses: int = 32) -> None:
