@@ -4,7 +4,7 @@ host, phase by phase, with a breakdown. docs/setup_guide.md §6 explains every t
 Model states come from DeepSpeed's own estimators (launch/ds_plan.py); the rest is derived from what
 OpenRLHF 0.5.7, DeepSpeed 0.16.4, transformers 4.46 and torch hold at each phase of a step. The few
 constants that cannot be derived are in CALIBRATION, fitted to the 3B point measured on an H100
-(docs/performance.md) and re-checked by scripts/gpu_smoke.sh on every GPU machine it runs on.
+(docs/performance.md, "Launch memory plan") and re-checked by scripts/gpu_smoke.sh on every GPU machine it runs on.
 """
 
 from __future__ import annotations

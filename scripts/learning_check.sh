@@ -21,7 +21,7 @@
 #   VERIFY [1]                 1 = preprocess --verify (runs every reference solution in the sandbox)
 #   MODEL_SHAPE [small]        learning_check/model.py SHAPES: nano (tests), tiny (~0.9M), small (~3M), base (~11M)
 #   VOCAB_SIZE [1024]          BPE vocab fitted to the train text
-#   SFT_STEPS [400|300]  SFT_BATCH [32]  SFT_LR [3e-3]   the warm start (docs/performance.md)
+#   SFT_STEPS [400|300]  SFT_BATCH [32]  SFT_LR [3e-3]   the warm start (docs/learning_check.md)
 #   SFT_NOISE [0.6|0]          share of warm-start targets that are near misses of the reference
 #                              (learning_check/near_miss.py: an imperfect demonstrator, as a pretrained model is)
 #   EVAL_N [8]  EVAL_K [1,8]  EVAL_MAX_NEW_TOKENS [96|128]  EVAL_BATCH [256]  EVAL_TEMPERATURE [1.0]

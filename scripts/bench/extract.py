@@ -15,7 +15,7 @@
 2. /health under load: the real server (a subprocess) scores a batch of such responses near the query
    limit plus sandbox jobs that spin until their timeout, while /health is polled every 10 ms; prints
    its latency p50 / p99 / max.
-Prints JSON then tables. Figures are recorded in docs/performance.md ("Extraction and liveness").
+Prints JSON then tables. Figures are recorded in docs/performance.md ("Extraction").
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ and once without (the 4 s default). Printed per batch: time, right programs that
 keeps its first run's timeout and is not among them since the red team r26), whether the CPU-heavy right programs (1-3 s each) kept their verdicts, and the time ratio to the first 0%
 batch. Issue 20's figures for main before this change (same machine, same scenario): 0% 1.3-1.5 s;
 5% 150 s with 145 of 243 right programs scored as failed; 0% right after 150 s with 251 of 251 lost.
-Figures are recorded in docs/performance.md ("Non-terminating programs under GRPO load").
+Figures are recorded in docs/performance.md ("Programs that never end, under GRPO load").
 """
 
 from __future__ import annotations

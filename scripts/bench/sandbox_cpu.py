@@ -9,7 +9,7 @@ time and minor page faults from /proc before and after: the worker supervisors, 
 itself), the candidates (forked per job; counted through the zygote that reaps them), the reapers (init of
 each worker's jobs' pid namespace: they end every job's processes), the judges (and their resident memory
 after each batch), and this process (dispatcher threads, job submission). CPU time is what a loaded machine distorts least: the figures
-are per job, whatever the wall clock did. Prints JSON, then a table. docs/performance.md ("Sandbox v2").
+are per job, whatever the wall clock did. Prints JSON, then a table. docs/performance.md ("Sandbox throughput").
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@
    (b) BASELINE_SeedStyleServer below: what the seed servers in this field do — for every query scan
    every prompt (substring test), then run each test in a fresh `python` subprocess, sequentially.
 2. Lookup: cost per query of PromptIndex.lookup vs the baseline's linear scan at 1k / 10k / 100k prompts.
-Prints JSON then a table. Figures are recorded in docs/performance.md ("Reward server").
+Prints JSON then a table. Figures are recorded in docs/performance.md ("Reward server end to end").
 """
 
 from __future__ import annotations

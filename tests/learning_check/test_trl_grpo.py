@@ -2,7 +2,7 @@
 preprocess --verify in both layouts, a tiny warm start, held-out evaluation in the sandbox, a few GRPO steps of
 TRL's GRPOTrainer scored by coderl's in-process pool through learning_check/trl_grpo.py, report), then a rerun
 that reuses the cached task, warm start and before-evaluation. It checks that the loop runs and logs coderl's
-components per step, not that it learns (that is scripts/learning_check.sh's full run, docs/performance.md)."""
+components per step, not that it learns (that is scripts/learning_check.sh's full run, docs/learning_check.md)."""
 
 from __future__ import annotations
 
