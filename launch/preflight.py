@@ -491,20 +491,46 @@ def check_memory(a, flags: dict) -> str:
         return f"WARN {psource} for MODEL={a.model}; set MODEL_PARAMS=7.6e9 for an estimate"
     gpus = getattr(a, "_gpus_seen", None) or []
     smallest = min(m for _, m in gpus) if gpus else None
-    stage = flag_int(flags, "zero_stage")
     if shape is None:  # only the model states can be planned
-        actor = flag_int(flags, "actor_num_gpus_per_node", a.gpus)
-        _, states = zero_model_states(params, actor, stage, "adam_offload" in flags, 0)
-        total = (states + 2 * params) / GIB
-        say(f"memory: {params / 1e9:.2f}B params ({psource}); {ssource}: DeepSpeed model states "
-            f"{states / GIB:.1f} + reference {2 * params / GIB:.1f} = {total:.1f} GiB/GPU, activations not planned")
-        gpu_gib = smallest or a.plan_gpu_gib
-        if total > a.max_gpu_fraction * gpu_gib:
-            what = "the smallest GPU has" if smallest else "PLAN_GPU_GIB (no GPU visible) is"
-            raise PreflightError("memory", f"model states need {total:.1f} GiB/GPU but {what} {gpu_gib:.0f} GiB: "
-                                 "use more GPUs, Adam offload or a smaller model")
-        return f"WARN plan incomplete: MODEL={a.model} has no config.json here (model states {total:.1f} GiB/GPU)"
+        return _check_model_states(a, flags, params, psource, ssource, smallest)
     lc = build_launch(a, flags, shape, params, smallest or a.plan_gpu_gib)
+    plan = _memory_plan(a, lc, psource, ssource, smallest)
+    # This machine's RAM only counts where it is the training node (GPUs visible) or PLAN_HOST_GIB says.
+    ram = host_ram_gib(a.plan_host_gib) if gpus or a.plan_host_gib else None
+    problems = [*_engine_problems(plan["engine_gpu"], shape), *_actor_problems(a, lc, plan["actor_gpu"], smallest),
+                *_host_problems(a, plan, ram)]
+    if problems:
+        raise PreflightError("memory", "; ".join(problems))
+    if ram and plan["host_peak_gib"] > 0.9 * ram:
+        say(f"WARN host RAM {ram:.0f} GiB leaves < 10% above the planned {plan['host_peak_gib']:.0f} GiB")
+    act, eng = plan["actor_gpu"], plan["engine_gpu"]
+    where = f"of {smallest:.0f} GiB" if smallest else f"(assumed {a.plan_gpu_gib:.0f} GiB GPUs, none visible)"
+    return f"actor GPU {act['peak_gib']:.1f} GiB sustained / {act['peak_with_step_spike_gib']:.1f} GiB with the " \
+           f"step upload {where}" + (f", vLLM engine GPU {eng['peak_gib']:.1f} GiB" if eng else "") + \
+           f"; host {plan['host_peak_gib']:.0f} GiB" + (f" of {ram:.0f}" if ram else " (not checked: no GPU "
+                                                         "visible, PLAN_HOST_GIB unset)")
+
+
+def _gpu_what(smallest: float | None) -> str:
+    return "the smallest GPU has" if smallest else "PLAN_GPU_GIB (no GPU visible) is"
+
+
+def _check_model_states(a, flags: dict, params: float, psource: str, ssource: str, smallest: float | None) -> str:
+    """Without the model's shape: DeepSpeed's model states plus the bf16 reference against the GPU."""
+    actor = flag_int(flags, "actor_num_gpus_per_node", a.gpus)
+    _, states = zero_model_states(params, actor, flag_int(flags, "zero_stage"), "adam_offload" in flags, 0)
+    total = (states + 2 * params) / GIB
+    say(f"memory: {params / 1e9:.2f}B params ({psource}); {ssource}: DeepSpeed model states "
+        f"{states / GIB:.1f} + reference {2 * params / GIB:.1f} = {total:.1f} GiB/GPU, activations not planned")
+    gpu_gib = smallest or a.plan_gpu_gib
+    if total > a.max_gpu_fraction * gpu_gib:
+        raise PreflightError("memory", f"model states need {total:.1f} GiB/GPU but {_gpu_what(smallest)} "
+                             f"{gpu_gib:.0f} GiB: use more GPUs, Adam offload or a smaller model")
+    return f"WARN plan incomplete: MODEL={a.model} has no config.json here (model states {total:.1f} GiB/GPU)"
+
+
+def _memory_plan(a, lc, psource: str, ssource: str, smallest: float | None) -> dict:
+    """mem_plan's plan of this launch, printed (and written to PLAN_JSON)."""
     plan = mem_plan.plan(lc)
     plan["inputs"].update(model=a.model, params_source=psource, shape_source=ssource,
                           prompt_tokens_source=a._prompt_source,
@@ -515,43 +541,45 @@ def check_memory(a, flags: dict) -> str:
     if a.plan_json:
         write_json(a.plan_json, plan)
         say(f"  plan written to {a.plan_json}")
-    act, eng = plan["actor_gpu"], plan["engine_gpu"]
+    return plan
+
+
+def _engine_problems(eng: dict | None, shape) -> list[str]:
+    """What stops a vLLM engine of this plan from starting."""
+    if not eng:
+        return []
     problems = []
-    if eng:
-        if eng["kv_capacity_tokens"] < eng["max_model_len"]:
-            problems.append(f"a vLLM engine's KV cache holds {eng['kv_capacity_tokens']} tokens, fewer than "
-                            f"max_model_len {eng['max_model_len']} (vLLM refuses to start): raise VLLM_TP_SIZE or "
-                            "shorten PROMPT_MAX_LEN/GENERATE_MAX_LEN")
-        if eng["max_model_len"] > shape.max_positions:
-            problems.append(f"PROMPT_MAX_LEN + GENERATE_MAX_LEN = {eng['max_model_len']} exceeds the model's "
-                            f"max_position_embeddings {shape.max_positions} (vLLM refuses it)")
-    gpu_need = act["peak_with_step_spike_gib"]
-    gpu_gib = smallest or a.plan_gpu_gib  # on a login node (DRY_RUN), the GPUs PLAN_GPU_GIB describes
-    gpu_what = "the smallest GPU has" if smallest else "PLAN_GPU_GIB (no GPU visible) is"
-    if gpu_need > a.max_gpu_fraction * gpu_gib:
-        worst = max(act["phases"], key=act["phases"].get)
-        hint = {"experience": "lower MICRO_ROLLOUT_BATCH_SIZE (the fp32 logits of a micro rollout dominate)",
-                "train": "lower MICRO_TRAIN_BATCH_SIZE", "generate": "lower MICRO_ROLLOUT_BATCH_SIZE or use vLLM",
-                "optimizer_step": "use more actor GPUs"}[worst]
-        if not lc.adam_offload:
-            hint = "enable Adam offload (offload_optimizer.device=cpu in DS_CONFIG), or " + hint
-        problems.append(f"an actor GPU needs {gpu_need:.1f} GiB (peak phase: {worst}) but {gpu_what} "
-                        f"{gpu_gib:.0f} GiB (limit {a.max_gpu_fraction:.0%}): {hint}")
-    # This machine's RAM only counts where it is the training node (GPUs visible) or PLAN_HOST_GIB says.
-    ram = host_ram_gib(a.plan_host_gib) if gpus or a.plan_host_gib else None
+    if eng["kv_capacity_tokens"] < eng["max_model_len"]:
+        problems.append(f"a vLLM engine's KV cache holds {eng['kv_capacity_tokens']} tokens, fewer than "
+                        f"max_model_len {eng['max_model_len']} (vLLM refuses to start): raise VLLM_TP_SIZE or "
+                        "shorten PROMPT_MAX_LEN/GENERATE_MAX_LEN")
+    if eng["max_model_len"] > shape.max_positions:
+        problems.append(f"PROMPT_MAX_LEN + GENERATE_MAX_LEN = {eng['max_model_len']} exceeds the model's "
+                        f"max_position_embeddings {shape.max_positions} (vLLM refuses it)")
+    return problems
+
+
+def _actor_problems(a, lc, act: dict, smallest: float | None) -> list[str]:
+    """An actor GPU's planned peak against the GPU (on a login node, DRY_RUN: the GPUs PLAN_GPU_GIB describes)."""
+    gpu_need, gpu_gib = act["peak_with_step_spike_gib"], smallest or a.plan_gpu_gib
+    if gpu_need <= a.max_gpu_fraction * gpu_gib:
+        return []
+    worst = max(act["phases"], key=act["phases"].get)
+    hint = {"experience": "lower MICRO_ROLLOUT_BATCH_SIZE (the fp32 logits of a micro rollout dominate)",
+            "train": "lower MICRO_TRAIN_BATCH_SIZE", "generate": "lower MICRO_ROLLOUT_BATCH_SIZE or use vLLM",
+            "optimizer_step": "use more actor GPUs"}[worst]
+    if not lc.adam_offload:
+        hint = "enable Adam offload (offload_optimizer.device=cpu in DS_CONFIG), or " + hint
+    return [f"an actor GPU needs {gpu_need:.1f} GiB (peak phase: {worst}) but {_gpu_what(smallest)} "
+            f"{gpu_gib:.0f} GiB (limit {a.max_gpu_fraction:.0%}): {hint}"]
+
+
+def _host_problems(a, plan: dict, ram: float | None) -> list[str]:
+    if not ram or plan["host_peak_gib"] <= ram:
+        return []
     ram_what = "PLAN_HOST_GIB is" if a.plan_host_gib else "the node has"
-    if ram and plan["host_peak_gib"] > ram:
-        problems.append(f"the node needs {plan['host_peak_gib']:.0f} GiB of host RAM but {ram_what} {ram:.0f} GiB: "
-                        "use more nodes, fewer GPU processes, or a smaller model")
-    if problems:
-        raise PreflightError("memory", "; ".join(problems))
-    if ram and plan["host_peak_gib"] > 0.9 * ram:
-        say(f"WARN host RAM {ram:.0f} GiB leaves < 10% above the planned {plan['host_peak_gib']:.0f} GiB")
-    where = f"of {smallest:.0f} GiB" if smallest else f"(assumed {a.plan_gpu_gib:.0f} GiB GPUs, none visible)"
-    return f"actor GPU {act['peak_gib']:.1f} GiB sustained / {gpu_need:.1f} GiB with the step upload {where}" \
-           + (f", vLLM engine GPU {eng['peak_gib']:.1f} GiB" if eng else "") + \
-           f"; host {plan['host_peak_gib']:.0f} GiB" + (f" of {ram:.0f}" if ram else " (not checked: no GPU "
-                                                         "visible, PLAN_HOST_GIB unset)")
+    return [f"the node needs {plan['host_peak_gib']:.0f} GiB of host RAM but {ram_what} {ram:.0f} GiB: "
+            "use more nodes, fewer GPU processes, or a smaller model"]
 
 
 def cmd_check(args, flag_words: list[str]) -> int:

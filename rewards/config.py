@@ -98,11 +98,22 @@ class RewardConfig(_Section):
     cut_reward: float = Field(0.0, description="Reward of a cut sample when cut_reward_neutral is off or none of its "
                                                "prompt's samples finished.")
     normalize: bool = Field(True, description="Divide the weighted sum by the sum of weights (reward in [0, 1] without bonus).")
+    terms: dict[str, float] = Field(default_factory=dict,
+                                    description="More reward terms besides the built-in four, each 'module:function' "
+                                                "(a function of code_reward.Sample returning a value in [0, 1]) with its "
+                                                "weight; flag form NAME=WEIGHT[,NAME=WEIGHT] (docs/reward.md).")
 
     @model_validator(mode="after")
     def _check(self) -> RewardConfig:
         if self.length_hard_limit_chars <= self.length_soft_limit_chars:
             raise ValueError("length_hard_limit_chars must be greater than length_soft_limit_chars")
+        for name, weight in self.terms.items():
+            module, colon, fn = name.partition(":")
+            if not (colon and module and fn.isidentifier()
+                    and all(part.isidentifier() for part in module.split("."))):
+                raise ValueError(f"terms: {name!r} is not 'module:function'")
+            if not weight >= 0:
+                raise ValueError(f"terms: {name!r} has weight {weight}; weights are >= 0")
         return self
 
 
@@ -181,6 +192,17 @@ class _BoolFlag(argparse.BooleanOptionalAction):
         setattr(namespace, self.dest, option_string not in self._off)
 
 
+def _mapping(text: str) -> dict[str, str]:
+    """NAME=VALUE[,NAME=VALUE] as a dict (the values validated by the model)."""
+    out = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise argparse.ArgumentTypeError(f"{item!r} is not NAME=VALUE")
+        out[name.strip()] = value.strip()
+    return out
+
+
 def add_cli_flags(parser: argparse.ArgumentParser, sections=("sandbox", "reward", "server")) -> None:
     """Add one ``--field_name`` flag per config field (default None = keep the file's value)."""
     for name in sections:
@@ -194,6 +216,8 @@ def add_cli_flags(parser: argparse.ArgumentParser, sections=("sandbox", "reward"
                 kwargs["action"] = _BoolFlag
             elif get_origin(info.annotation) is Literal:
                 kwargs["choices"] = get_args(info.annotation)
+            elif get_origin(info.annotation) is dict:
+                kwargs["type"], kwargs["metavar"] = _mapping, "NAME=VALUE[,NAME=VALUE]"
             else:
                 kwargs["metavar"] = field_name.upper()
             group.add_argument(flag, **kwargs)

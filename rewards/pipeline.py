@@ -21,9 +21,9 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from coderl.rewards.code_reward import DEADLINE, RewardBreakdown, compute_reward, unmatched_reward
+from coderl.rewards.code_reward import RewardBreakdown, compute_reward, cut_rewards, terms, unmatched_reward
 from coderl.rewards.config import RewardConfig
 from coderl.rewards.extract import (
     ANSWER_FORMATS,
@@ -71,6 +71,7 @@ class Scorer:
     """Stateless per batch; keeps small caches (parsed labels) and the log-once sets. Thread-safe."""
 
     def __init__(self, cfg: RewardConfig, index: PromptIndex | None = None) -> None:
+        terms(cfg)  # a configured reward term that cannot be loaded stops the start, named (TermError)
         self.cfg = cfg
         self.index = index
         self._labels: OrderedDict[str, Label | None] = OrderedDict()
@@ -184,7 +185,7 @@ class Scorer:
     def finish(self, prepared: Sequence[Prepared], positions: Sequence[int],
                results: Sequence[JobResult | None]) -> list[RewardBreakdown]:
         """Rewards for every prepared query. A job the batch deadline cut (infra "deadline", or None: its chunk
-        never answered) gets status "deadline" and the cut reward (see _neutralise)."""
+        never answered) gets status "deadline" and the cut rule's reward (code_reward.cut_rewards)."""
         by_pos = dict(zip(positions, results, strict=True))
         out = []
         for i, p in enumerate(prepared):
@@ -201,24 +202,7 @@ class Scorer:
                 ran, res, cut = False, None, False
             out.append(compute_reward(self.cfg, response=p.response, code=p.extracted.code, format_ok=p.format_ok,
                                       syntax_ok=syntax_ok, result=None if cut else res, deadline_missed=cut))
-        return self._neutralise(prepared, out)
-
-    def _neutralise(self, prepared: Sequence[Prepared], out: list[RewardBreakdown]) -> list[RewardBreakdown]:
-        """A cut sample is not evidence about its program: it gets the mean reward of its prompt's finished
-        samples in this batch (so its group-normalised advantage is ~0), else cut_reward."""
-        cut = [i for i, b in enumerate(out) if b.status == DEADLINE]
-        if not cut:
-            return out
-        groups: dict[int, list[float]] = {}
-        if self.cfg.cut_reward_neutral:
-            for i, b in enumerate(out):
-                if b.status != DEADLINE and prepared[i].label is not None:
-                    groups.setdefault(id(prepared[i].label), []).append(b.reward)
-        for i in cut:
-            finished = groups.get(id(prepared[i].label))
-            reward = sum(finished) / len(finished) if finished else self.cfg.cut_reward
-            out[i] = replace(out[i], reward=reward)
-        return out
+        return cut_rewards(self.cfg, out, [id(p.label) if p.label is not None else None for p in prepared])
 
 
 # Outcomes only a program that compiled can have: the tests ran against it (or its import raised). A program

@@ -36,7 +36,7 @@ try:
     from fastapi.responses import JSONResponse, Response
 
     from coderl.rewards.api import RewardRequest, RewardResponse
-    from coderl.rewards.code_reward import batch_means, openrlhf_answer
+    from coderl.rewards.code_reward import TermError, batch_means, openrlhf_answer, terms
     from coderl.rewards.config import (
         DEFAULT_CONFIG_PATH,
         CoderlConfig,
@@ -298,6 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = apply_cli_overrides(load_config(args.config), args)
     except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        terms(cfg.reward)
+    except TermError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     # A non-editable install reads the copy in site-packages: say which file this is.

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import logging
+import os
 
+import httpx
 import pytest
 
 from coderl.rewards.code_reward import (
+    TermError,
     batch_means,
     compute_reward,
     correctness_of,
     extra_logs,
     length_component,
+    terms,
     unmatched_reward,
 )
 from coderl.rewards.config import RewardConfig
@@ -22,11 +26,13 @@ from coderl.rewards.sandbox import TestOutcome as Outcome
 from tests.support import (
     PROBLEMS,
     SYSTEM_THINK,
+    ServerProc,
     block,
     chatml,
     chatml_prompt,
     label_json,
     rows,
+    run_server_expecting_exit,
     think,
     write_jsonl,
 )
@@ -196,3 +202,105 @@ def test_finish_maps_results_back_and_marks_deadline_misses(scorer):
     assert items[0].reward == pytest.approx(1.0)
     assert items[1].status == "deadline" and items[1].correctness == 0.0
     assert items[2].status == "no_code" and items[2].reward == 0.0
+
+
+def _reward_before_terms(cfg: RewardConfig, response, code, fmt, syntax_ok, res, cut) -> tuple:
+    """The reward as code_reward computed it before terms were entries (the fixed four components)."""
+    f = 1.0 if fmt else 0.0
+    weights = (cfg.correctness_weight, cfg.format_weight, cfg.syntax_weight, cfg.length_weight)
+
+    def combine(*values):
+        total = sum(w * v for w, v in zip(weights, values, strict=True))
+        return total / sum(weights) if cfg.normalize and sum(weights) > 0 else total
+    if code is None:
+        return combine(0.0, f, 0.0, 0.0), 0.0, "no_code"
+    c = correctness_of(res) if not cut else 0.0
+    all_passed = res is not None and not cut and res.expected > 0 and c == 1.0
+    reward = combine(c, f, 1.0 if syntax_ok else 0.0, length_component(len(response), cfg))
+    status = "deadline" if cut else (("syntax" if not syntax_ok else "not_run") if res is None else res.status)
+    return reward + (cfg.all_pass_bonus if all_passed else 0.0), c, status
+
+
+def test_the_default_terms_give_exactly_the_rewards_of_the_fixed_components():
+    configs = [CFG, RewardConfig(normalize=False), RewardConfig(all_pass_bonus=0.5, format_weight=0.0),
+               RewardConfig(correctness_weight=0, format_weight=0, syntax_weight=0, length_weight=0, all_pass_bonus=1)]
+    results = [None, result(0, 4), result(3, 4), result(4, 4), result(2, 4, bad="timeout"), result(0, 0),
+               result(5, 4, n_outcomes=5), result(1, 3, bad="unsupported")]
+    n = 0
+    for cfg in configs:
+        for response in ("x" * 10, "x" * 5000, "x" * 20000):
+            for code in (None, "pass"):
+                for fmt in (True, False):
+                    for syntax_ok in (True, False):
+                        for res in results:
+                            for cut in (False, True):
+                                b = compute_reward(cfg, response=response, code=code, format_ok=fmt,
+                                                   syntax_ok=syntax_ok, result=res, deadline_missed=cut)
+                                assert (b.reward, b.score, b.status) == _reward_before_terms(
+                                    cfg, response, code, fmt, syntax_ok, res, cut), (cfg, response, code, fmt, res)
+                                assert b.terms == {}
+                                n += 1
+    assert n == 4 * 3 * 2 * 2 * 2 * 8 * 2
+
+
+TERMS_MODULE = '''
+from coderl.rewards.code_reward import Sample
+
+
+def no_print(s: Sample) -> float:
+    """1 when the graded code prints nothing (a training run's own style rule)."""
+    return 0.0 if s.code is None or "print(" in s.code else 1.0
+
+
+def broken(s: Sample) -> float:
+    raise RuntimeError("a bug in a user's term")
+'''
+
+
+def test_a_reward_term_is_one_function_and_one_config_line(tmp_path, monkeypatch, caplog):
+    (tmp_path / "my_terms.py").write_text(TERMS_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = RewardConfig(terms={"my_terms:no_print": 0.2})
+    quiet = compute_reward(cfg, response="x" * 10, code="def f(): return 1", format_ok=True, syntax_ok=True,
+                           result=result(1, 1))
+    loud = compute_reward(cfg, response="x" * 10, code="print(1)", format_ok=True, syntax_ok=True,
+                          result=result(1, 1))
+    assert quiet.terms == {"my_terms:no_print": 1.0} and loud.terms == {"my_terms:no_print": 0.0}
+    assert quiet.reward == pytest.approx(1.0) and loud.reward == pytest.approx(1.2 / 1.4)
+    assert extra_logs([quiet, loud])["reward/my_terms:no_print"] == [1.0, 0.0]
+    # a term that raises costs its own value, logged once, never the batch
+    cfg = RewardConfig(terms={"my_terms:broken": 1.0})
+    with caplog.at_level(logging.ERROR, logger="coderl.reward_server"):
+        bs = [compute_reward(cfg, response="x", code="pass", format_ok=True, syntax_ok=True, result=result(1, 1))
+              for _ in range(3)]
+    assert [b.terms for b in bs] == [{"my_terms:broken": 0.0}] * 3 and bs[0].reward == pytest.approx(1.2 / 2.2)
+    assert sum("my_terms:broken" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_term_that_cannot_load_or_is_misspelled_is_a_clear_error():
+    with pytest.raises(ValueError, match="not 'module:function'"):
+        RewardConfig(terms={"no_colon": 1.0})
+    with pytest.raises(ValueError, match="weights are >= 0"):
+        RewardConfig(terms={"m:f": -1.0})
+    with pytest.raises(TermError, match="'no_such_module_xyz:f': cannot load it"):
+        terms(RewardConfig(terms={"no_such_module_xyz:f": 1.0}))
+
+
+def test_the_server_grades_with_a_configured_term(tmp_path):
+    """--terms module:function=WEIGHT on the real server: the term's values reach the rewards and extra_logs;
+    a term that cannot load stops the start with its name."""
+    (tmp_path / "my_terms.py").write_text(TERMS_MODULE)
+    data = write_jsonl(tmp_path / "train.jsonl", rows())
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    s = ServerProc(["--data_path", str(data), "--port", "0", "--workers", "1", "--terms", "my_terms:no_print=0.2"],
+                   env=env)
+    try:
+        user, _, good, _ = PROBLEMS["call"]
+        queries = [chatml(SYSTEM_THINK, user, think(good)), chatml(SYSTEM_THINK, user, think(good + "\nprint(1)\n"))]
+        got = httpx.post(f"{s.url}/get_reward", json={"query": queries}, timeout=120).json()
+    finally:
+        s.stop()
+    assert got["extra_logs"]["reward/my_terms:no_print"] == [1.0, 0.0], got
+    assert got["rewards"][0] == pytest.approx(1.0) and got["rewards"][0] > got["rewards"][1], got
+    bad = run_server_expecting_exit(["--data_path", str(data), "--terms", "no_such_module_xyz:f=1"])
+    assert bad.returncode == 2 and "reward term 'no_such_module_xyz:f': cannot load it" in bad.stderr, bad.stderr

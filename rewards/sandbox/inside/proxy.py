@@ -288,10 +288,34 @@ OPTIONAL = {n: _OPTIONAL_SHAPES[n] for n in protocol.CAPS}
 _PROXY_CLASSES = {}
 
 
+# What makes two proxy classes differ: the key of their cache.
+_Shape = collections.namedtuple("_Shape", "caps nohash name real eq order fields maker abcs view eq_fields eq_order")
+
+
 def _proxy_class(info, session=None):
     """The Proxy subclass for an object the candidate describes (protocol.INFO_*): the special methods its type
     has (all of them when the program sent none), its class's name and genuine standard-library type, whether
     that class keeps object's equality and ordering, a dataclass's fields, the nominal ABCs it is one of."""
+    shape, maker = _shape(info, session)
+    # A dataclass's proxy class builds new objects of the program's class (`dataclasses.replace(o, x=1)` calls
+    # `o.__class__(...)`): one per session (which it calls) and class.
+    cache = session.__dict__.setdefault("dataclass_proxies", {}) if maker is not None else _PROXY_CLASSES
+    cls = cache.get(shape)
+    if cls is None:
+        cls = _build(shape, maker, session)
+        if len(cache) < 4096:  # the program chooses the combinations: bounded
+            cache[shape] = cls
+    return cls
+
+
+def _identifiers(value):
+    """The identifiers among the first 256 items of a list the program sent; None when it sent no list."""
+    return tuple(f for f in value[:256] if type(f) is str and f.isidentifier()) if type(value) is list else None
+
+
+def _shape(info, session):
+    """(_Shape, the program's class reference when the proxy class must call it, else None), from what the
+    candidate sent, every field checked for its type."""
     caps = info.get(protocol.INFO_CAPS)
     if type(caps) is not list:
         key, nohash = protocol.CAPS, False
@@ -299,46 +323,41 @@ def _proxy_class(info, session=None):
         names = {c for c in caps if type(c) is str}
         key, nohash = tuple(n for n in protocol.CAPS if n in names), protocol.NOHASH in names
     name, real = _class_of(info.get(protocol.INFO_CLASS))
-    eq, order = bool(info.get(protocol.INFO_EQ)), bool(info.get(protocol.INFO_ORD))
-    df = info.get(protocol.INFO_FIELDS)
-    df = tuple(f for f in df[:256] if type(f) is str and f.isidentifier()) if type(df) is list else None
-    # A dataclass's proxy class builds new objects of the program's class (`dataclasses.replace(o, x=1)` calls
-    # `o.__class__(...)`): one per session (which it calls) and class.
+    df = _identifiers(info.get(protocol.INFO_FIELDS))
     maker = info.get(protocol.INFO_CLASS) if df is not None and session is not None else None
     maker = maker if type(maker) is list and len(maker) == 3 and maker[0] == "h" else None
-    cache = session.__dict__.setdefault("dataclass_proxies", {}) if maker is not None else _PROXY_CLASSES
     abcs = info.get(protocol.INFO_ABCS)
     abcs = tuple(n for n in abcs[:16] if n in _NOMINAL_ABCS) if type(abcs) is list else ()
     view = info.get(protocol.INFO_VIEW)
     view = view if view in (protocol.VIEW_KEYS, protocol.VIEW_ITEMS) and "__iter__" in key else None
-    ef = info.get(protocol.INFO_EQ_FIELDS)
-    ef = tuple(f for f in ef[:256] if type(f) is str and f.isidentifier()) if type(ef) is list and df is not None \
-        else None
+    ef = _identifiers(info.get(protocol.INFO_EQ_FIELDS)) if df is not None else None
     eo = ef is not None and info.get(protocol.INFO_ORDER_FIELDS) == 1
-    shape = (key, nohash, name, real, eq, order, df, maker and maker[1], abcs, view, ef, eo)
-    cls = cache.get(shape)
-    if cls is None:
-        body = {"__slots__": (), **{n: OPTIONAL[n] for n in key},
-                **(_AWAITABLE if real is types.CoroutineType else {}),
-                **(_GENERATOR if real is types.GeneratorType else {}), **_META, "__qualname__": name,
-                "_coderl_type": real, "_coderl_eq": eq, "_coderl_ord": order}
-        if nohash:
-            body["__hash__"] = None
-        if view is not None:
-            body.update(_VIEW_METHODS, _coderl_view=view)
-        if ef is not None:
-            body.update(_FIELDS_EQ, **(_FIELDS_ORDER if eo else {}), _coderl_eq_fields=ef)
-            if not nohash:  # a class body defining __eq__ alone would drop the hash (a frozen dataclass has one)
-                body["__hash__"] = Proxy.__hash__
-        if df is not None:
-            body["__dataclass_fields__"] = _dataclass_fields(df)
-        if maker is not None:
-            body["__new__"] = _maker(maker, session)
-        cls = type(name, (Proxy,), body)
-        for n in abcs:  # isinstance only: the proxy's methods are still the program's own
-            getattr(collections.abc, n).register(cls)
-        if len(cache) < 4096:  # the program chooses the combinations: bounded
-            cache[shape] = cls
+    shape = _Shape(key, nohash, name, real, bool(info.get(protocol.INFO_EQ)), bool(info.get(protocol.INFO_ORD)),
+                   df, maker and maker[1], abcs, view, ef, eo)
+    return shape, maker
+
+
+def _build(shape, maker, session):
+    """A new Proxy subclass of that shape."""
+    body = {"__slots__": (), **{n: OPTIONAL[n] for n in shape.caps},
+            **(_AWAITABLE if shape.real is types.CoroutineType else {}),
+            **(_GENERATOR if shape.real is types.GeneratorType else {}), **_META, "__qualname__": shape.name,
+            "_coderl_type": shape.real, "_coderl_eq": shape.eq, "_coderl_ord": shape.order}
+    if shape.nohash:
+        body["__hash__"] = None
+    if shape.view is not None:
+        body.update(_VIEW_METHODS, _coderl_view=shape.view)
+    if shape.eq_fields is not None:
+        body.update(_FIELDS_EQ, **(_FIELDS_ORDER if shape.eq_order else {}), _coderl_eq_fields=shape.eq_fields)
+        if not shape.nohash:  # a class body defining __eq__ alone would drop the hash (a frozen dataclass has one)
+            body["__hash__"] = Proxy.__hash__
+    if shape.fields is not None:
+        body["__dataclass_fields__"] = _dataclass_fields(shape.fields)
+    if maker is not None:
+        body["__new__"] = _maker(maker, session)
+    cls = type(shape.name, (Proxy,), body)
+    for n in shape.abcs:  # isinstance only: the proxy's methods are still the program's own
+        getattr(collections.abc, n).register(cls)
     return cls
 
 
