@@ -307,6 +307,7 @@ class Run:
             self.stats.tests_truncated += 1
         label = Label(format=p.format, tests=tuple(tests), entry_point=p.entry_point, setup_code=p.setup_code,
                       source=p.source, source_id=p.source_id, ref_time_s=p.ref_time_s,
+                      time_limit_s=p.time_limit_s,
                       reference_solution=p.reference if a.keep_reference else None,
                       extra={"answer_format": self.system.answer_format, "schema": mod.NAME, **p.extra})
         label_dict = label.to_dict()

@@ -136,4 +136,6 @@ class Verifier:
 
 
 def _label(p: Problem) -> Label:
-    return Label(format=p.format, tests=tuple(p.tests), entry_point=p.entry_point, setup_code=p.setup_code)
+    # the dataset's own limit, when it states one, is the one the reference is measured under
+    return Label(format=p.format, tests=tuple(p.tests), entry_point=p.entry_point, setup_code=p.setup_code,
+                 time_limit_s=p.time_limit_s)

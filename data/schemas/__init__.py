@@ -47,6 +47,7 @@ class Problem:
     source: str | None = None  # per-row source (verl's data_source); else --source or the schema's
     extra: dict = field(default_factory=dict)
     ref_time_s: float | None = None  # the reference's slowest kept test in the sandbox (--verify)
+    time_limit_s: float | None = None  # the per-test limit the dataset's own judge applies (label.time_limit_s)
 
 
 @dataclass(frozen=True)
@@ -115,9 +116,11 @@ def str_list(value: Any, name: str) -> list[str]:
 # --- dispatcher --------------------------------------------------------------------------------------
 
 def _modules():
-    from coderl.data.schemas import apps_taco, coderm, humaneval, mbpp, verl
+    from coderl.data.schemas import acecode, apps_taco, code_contests, coderm, humaneval, mbpp, verl
+    from coderl.data.schemas import prime_verifiable as prime
+    from coderl.data.schemas import rstar_coder as rstar
     # Order matters: the first whose REQUIRED columns are all present wins (most specific first).
-    return [coderm, humaneval, mbpp, apps_taco, verl]
+    return [coderm, humaneval, mbpp, apps_taco, prime, code_contests, rstar, acecode, verl]
 
 
 def known() -> dict:
