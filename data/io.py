@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +27,26 @@ def list_input_files(path: str | os.PathLike, pattern: str = "*.parquet") -> lis
     if not files:
         raise DataError(f"no files matching {pattern!r} under {p} (use --input_glob to choose others)")
     return files
+
+
+# A file's own split, from the names the hub and the RL recipes give split files: `train-00000-of-00011.parquet`,
+# `test.parquet`, `validation-*`, `refs/convert/parquet`'s `default/train/0000.parquet`, rllm's
+# `train_primeintellect.parquet`. Validation is held out like test (the output has train and test only); MBPP's
+# `prompt` split (its few-shot examples) is training data.
+_SPLIT_WORDS = {"train": "train", "training": "train", "prompt": "train",
+                "test": "test", "validation": "test", "valid": "test", "val": "test", "dev": "test"}
+
+
+def file_split(path: Path, root: Path) -> str | None:
+    """'train' or 'test' when the file's name (else a folder between `root` and it) names a split, else None."""
+    p, r = Path(path), Path(root)
+    folders = p.parent.relative_to(r).parts if p.parent.is_relative_to(r) else ()
+    parts = [p.name.split(".")[0], *reversed(folders)]
+    for part in parts:
+        for word in re.split(r"[-_.]", part.lower()):
+            if word in _SPLIT_WORDS:
+                return _SPLIT_WORDS[word]
+    return None
 
 
 def open_parquet(path: Path) -> pq.ParquetFile:
