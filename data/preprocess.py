@@ -44,13 +44,15 @@ class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpF
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=_Help)
-    p.add_argument("--input_dir", required=True, help="A parquet file, or a directory searched recursively.")
+    p.add_argument("--input_dir", required=True,
+                   help="A parquet (or JSON Lines: .jsonl) file, or a directory searched recursively.")
     p.add_argument("--output_dir", required=True,
                    help="Gets train/test.jsonl (train/test.parquet for verl) and stats.json, atomically.")
     p.add_argument("--output_format", default="openrlhf", choices=writers.OUTPUT_FORMATS,
                    help="Row layout: openrlhf JSONL (input, label), trl JSONL (prompt, coderl_label), "
                         "verl parquet (train/test.parquet). Layouts: data/writers.py.")
-    p.add_argument("--input_glob", default="*.parquet", help="File-name pattern under --input_dir.")
+    p.add_argument("--input_glob", default="*.parquet",
+                   help="File-name pattern under --input_dir (LiveCodeBench's JSON Lines files: 'test*.jsonl').")
     p.add_argument("--format", default=None, help=f"Force a schema: {', '.join(schemas.known())}.")
     p.add_argument("--columns", nargs="+", action="extend", default=[], metavar="SCHEMA_COLUMN=FILE_COLUMN",
                    help="Read a renamed copy of a known dataset: e.g. --columns question=problem reads the file's "
@@ -143,11 +145,11 @@ class Run:
         out = []
         for f in files:
             try:
-                pf = io.open_parquet(f)
+                pf = io.open_input(f)
             except io.DataError as e:
                 self._file_error(f, e)
                 continue
-            file_cols = pf.schema_arrow.names
+            file_cols = pf.columns
             cols = [rename.get(c, c) for c in file_cols]
             if self.args.format:
                 mod = schemas.get(self.args.format)
@@ -195,7 +197,7 @@ class Run:
     def execute(self) -> dict:
         a = self.args
         inputs = self.inputs()
-        total = sum(i[1].metadata.num_rows for i in inputs)
+        total = sum(i[1].num_rows for i in inputs)
         from tqdm import tqdm
         bar = tqdm(total=total, unit="row", desc="read", disable=not self.progress, file=sys.stderr)
         self.vbar = tqdm(unit="problem", desc="verify", position=1, file=sys.stderr,
@@ -211,7 +213,7 @@ class Run:
                 self.verifier = Verifier(sb, count_tests)
             self.rows = writers.RowWriter(a.output_format, out)
             for f, pf, mod, file_cols, cols, rule, has_ref in inputs:
-                self.stats.files.append({"file": str(f), "schema": mod.NAME, "rows": pf.metadata.num_rows,
+                self.stats.files.append({"file": str(f), "schema": mod.NAME, "rows": pf.num_rows,
                                          "split": rule})
                 self.rule, self.has_ref = rule, has_ref
                 try:

@@ -80,3 +80,21 @@ def test_a_pickle_naming_code_is_refused(tmp_path):
     p = run_cli("--input_dir", src, "--output_dir", tmp_path / "out", check=False)
     assert p.returncode == 2 and "field 'private_test_cases'" in p.stderr and "refusing to load builtins.print" \
         in p.stderr
+
+
+def test_the_published_json_lines_files_read_as_the_parquet_copy(tmp_path):
+    """The hub publishes code_generation_lite as test.jsonl ... test6.jsonl: read with --input_glob."""
+    d = tmp_path / "code_generation_lite"
+    d.mkdir()
+    (d / "test.jsonl").write_text(json.dumps(FUNC) + "\n\n")
+    (d / "test2.jsonl").write_text(json.dumps(STDIN) + "\n")
+    (d / "code_generation_lite.py").write_text("# the loading script: not read\n")
+    run_cli("--input_dir", d, "--output_dir", tmp_path / "jsonl", "--input_glob", "test*.jsonl")
+    run_cli("--input_dir", write_parquet(tmp_path / "p" / "lcb.parquet", [FUNC, STDIN]), "--output_dir",
+            tmp_path / "parquet")
+    jsonl, stats = read_out(tmp_path / "jsonl")
+    assert stats["rows_read"] == 2 and [f["rows"] for f in stats["files"]] == [1, 1]
+    assert jsonl == read_out(tmp_path / "parquet")[0]
+    (d / "test3.jsonl").write_text(json.dumps(FUNC) + "\n{not json\n")
+    p = run_cli("--input_dir", d, "--output_dir", tmp_path / "bad", "--input_glob", "test*.jsonl", check=False)
+    assert p.returncode == 2 and f"file {d / 'test3.jsonl'}, row 1: is not a JSON object" in p.stderr
