@@ -101,6 +101,9 @@ def _identifier(name: Any, field: str) -> str:
     return name.strip()
 
 
+MAX_PRIVATE_BYTES = 1 << 30  # LiveCodeBench's largest private tests are far below; a zlib bomb stops here
+
+
 class _NoGlobals(pickle.Unpickler):
     """Unpickles plain data only: a pickle that names any class or function (code it would run) is refused."""
 
@@ -114,7 +117,10 @@ def lcb_private_tests(cell: str, field: str) -> list:
         value = json.loads(cell)
     except json.JSONDecodeError:
         try:
-            raw = zlib.decompress(base64.b64decode(cell.encode("ascii"), validate=False))
+            inflate = zlib.decompressobj()
+            raw = inflate.decompress(base64.b64decode(cell.encode("ascii"), validate=False), MAX_PRIVATE_BYTES)
+            if inflate.unconsumed_tail:
+                raise CellError(field, f"decompresses to more than {MAX_PRIVATE_BYTES >> 20} MiB")
             value = _NoGlobals(io.BytesIO(raw)).load()
         except (ValueError, zlib.error, pickle.UnpicklingError, EOFError, UnicodeEncodeError) as e:
             raise CellError(field, f"is neither JSON nor base64(zlib(pickle(JSON))): {e}") from None

@@ -6,6 +6,7 @@ reward functions read them (docs/datasets.md, "verl"); rows whose `ability` is n
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
@@ -95,17 +96,37 @@ def _program(value, field: str) -> str:
 
 
 def _check_lines(gt: dict, field: str) -> tuple[str, list, None, str]:
-    """Skywork-OR1's HumanEval-style rows: `test_code` is `def check(candidate):` then one assert per line, each
-    run as its own program with `check(entry_point)` after the solution, `import_prefix` before it."""
-    lines = [x for x in _program(gt["test_code"], f"{field}.test_code").split("\n") if x != ""]
+    """Skywork-OR1's HumanEval-style rows: `test_code` defines `check(candidate)`, one assert per statement; Skywork
+    runs each assert as its own program, `check(entry_point)` after the solution and `import_prefix` before it."""
+    code = _program(gt["test_code"], f"{field}.test_code")
     entry = gt["entry_point"]
     if not isinstance(entry, str) or not entry.strip():
         raise CellError(f"{field}.entry_point", "is not a name")
-    if len(lines) < 2:
-        raise Skip("no_tests")
-    tests = [f"{lines[0]}\n{line}\ncheck({entry.strip()})" for line in lines[1:]]
+    call = f"\ncheck({entry.strip()})"
     prefix = gt["import_prefix"] if isinstance(gt["import_prefix"], str) else ""
-    return "assert", tests, None, prefix
+    cases = _check_cases(code)
+    return "assert", [c + call for c in cases] if cases else [code + call], None, prefix
+
+
+def _check_cases(code: str) -> list[str] | None:
+    """One program per assert of check()'s body, each after the statements before it that are not asserts (a
+    multi-line assert stays whole); None when check() cannot be split so (the whole program is then one case)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
+    if len(checks) != 1 or tree.body[-1] is not checks[0] or checks[0].body[0].lineno == checks[0].lineno:
+        return None
+    lines = code.split("\n")
+    head, setup, cases = lines[:checks[0].body[0].lineno - 1], [], []
+    for stmt in checks[0].body:
+        seg = lines[stmt.lineno - 1:stmt.end_lineno]
+        if isinstance(stmt, ast.Assert):
+            cases.append("\n".join(head + setup + seg))
+        else:
+            setup += seg
+    return cases or None
 
 
 def convert(row: dict, ctx: RowContext) -> Problem:

@@ -65,5 +65,10 @@ def test_private_tests_decoded_and_code_refused():
     assert lcb_private_tests(packed, "p") == tests
     with pytest.raises(CellError, match="refusing to load os.system"):
         lcb_private_tests(base64.b64encode(zlib.compress(b"cos\nsystem\n(S'true'\ntR.")).decode(), "p")
+    bomb = zlib.compress(b"\0" * (3 << 20))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("coderl.data.schemas.testcases.MAX_PRIVATE_BYTES", 1 << 20)
+        with pytest.raises(CellError, match="decompresses to more than 1 MiB"):
+            lcb_private_tests(base64.b64encode(bomb).decode(), "p")
     with pytest.raises(CellError, match="neither JSON nor"):
         lcb_private_tests("not base64 at all!", "p")

@@ -72,7 +72,7 @@ def files(root):
          "extra_info": {"index": 1, "model_difficulty": {"DeepSeek-R1-Distill-Qwen-7B": 0}},
          "reward_model": rm({"import_prefix": "from typing import *\n", "entry_point": "add",
                              "test_code": "def check(candidate):\n    assert candidate(2, 3) == 5\n"
-                                          "    assert candidate(-1, 1) == 0\n"})}])
+                                          "    x = candidate(-1, 1)\n    assert x == 0, (\n        x)\n"})}])
     # PRIME's Eurus-2-RL-Data: math and code rows in one file
     write_parquet(root / "eurus" / "validation.parquet", [
         {"data_source": "numina_olympiads", "prompt": user("Find x if 2x = 4."), "ability": "math",
@@ -104,7 +104,9 @@ def test_every_ground_truth_variant_read_and_graded(tmp_path):
     functional = next(la for la in by_source["code"] if la.format == "assert")
     assert functional.tests == (LEETCODE_FUNCTIONAL,)
     check = by_source["train-code-humaneval"][0]
-    assert check.format == "assert" and len(check.tests) == 2 and check.setup_code == "from typing import *\n"
+    assert check.format == "assert" and check.setup_code == "from typing import *\n"
+    assert check.tests == ("def check(candidate):\n    assert candidate(2, 3) == 5\ncheck(add)",
+                           "def check(candidate):\n    x = candidate(-1, 1)\n    assert x == 0, (\n        x)\ncheck(add)")
     if pytest_rows:
         assert next(la for la in by_source["code"] if la.format == "pytest").tests == (KODCODE_PYTEST,)
 
