@@ -75,6 +75,8 @@ def _ground_truth(row: dict) -> tuple[str, list, str | None, str]:
         return "unittest", [gt], None, ""
     if isinstance(gt, str) and "from solution import" in gt and "def test" in gt:  # rllm's kodcode rows
         return "pytest", [gt], None, ""
+    if isinstance(gt, str) and _asserts(gt):  # a test program run after the solution (rllm's humanevalplus)
+        return "assert", [gt], None, ""
     raise CellError(field, "cannot detect the test format (known: {inputs, outputs[, fn_name]}, a list of "
                            "{input, output} tests, {functional}, {pytest}, a list of assert statements, a unittest "
                            "module); a row whose `ability` is not code is skipped by itself; to skip and count "
@@ -82,6 +84,14 @@ def _ground_truth(row: dict) -> tuple[str, list, str | None, str]:
 
 
 CODE_ABILITIES = ("code", "coding")
+
+
+def _asserts(text: str) -> bool:
+    """True for Python source that asserts something: a test program, not an answer."""
+    try:
+        return any(isinstance(n, ast.Assert) for n in ast.walk(ast.parse(text)))
+    except (SyntaxError, ValueError):
+        return False
 
 
 def _ability(row: dict) -> str | None:

@@ -73,6 +73,12 @@ def files(root):
          "reward_model": rm({"import_prefix": "from typing import *\n", "entry_point": "add",
                              "test_code": "def check(candidate):\n    assert candidate(2, 3) == 5\n"
                                           "    x = candidate(-1, 1)\n    assert x == 0, (\n        x)\n"})}])
+    # rllm's test_humanevalplus.parquet: a test program run after the solution
+    write_parquet(root / "rllm" / "test_humanevalplus.parquet", [{
+        "data_source": "humanevalplus", "prompt": user("Write add(a, b)."), "ability": "code",
+        "reward_model": rm("def check(candidate):\n    inputs = [[1, 2], [0, 0]]\n    results = [3, 0]\n"
+                           "    for i, r in zip(inputs, results):\n        assert candidate(*i) == r\n\ncheck(add)\n"),
+        "extra_info": {"split": "test", "index": 0}}])
     # PRIME's Eurus-2-RL-Data: math and code rows in one file
     write_parquet(root / "eurus" / "validation.parquet", [
         {"data_source": "numina_olympiads", "prompt": user("Find x if 2x = 4."), "ability": "math",
@@ -87,12 +93,12 @@ def files(root):
 def test_every_ground_truth_variant_read_and_graded(tmp_path):
     run_cli("--input_dir", files(tmp_path / "in"), "--output_dir", tmp_path / "out")
     rows, stats = read_out(tmp_path / "out")
-    assert stats["rows_read"] == 8
+    assert stats["rows_read"] == 9
     pytest_rows = 1 if "pytest" in FORMATS else 0
     assert stats["dropped"] == {"not_code_math": 1, **({} if pytest_rows else {"needs_format_pytest": 1})}
-    assert stats["rows_written"] == 6 + pytest_rows
-    assert stats["formats"] == {"call": 2, "stdio": 2, "assert": 2, **({"pytest": 1} if pytest_rows else {})}
-    assert stats["splits"] == {"train": 5 + pytest_rows, "test": 1}  # eurus/validation.parquet is held out
+    assert stats["rows_written"] == 7 + pytest_rows
+    assert stats["formats"] == {"call": 2, "stdio": 2, "assert": 3, **({"pytest": 1} if pytest_rows else {})}
+    assert stats["splits"] == {"train": 5 + pytest_rows, "test": 2}  # validation.parquet, test_*.parquet held out
     by_source = {}
     for r in rows:
         label = parse_label(r["label"])
@@ -117,10 +123,11 @@ def test_every_ground_truth_variant_read_and_graded(tmp_path):
                                                          functional.to_json()),
              (add, check.to_json()), (add.replace("+", "-"), check.to_json()),
              (CF_SOLUTION, by_source["codecontests"][0].to_json()), (CF_WRONG, by_source["codecontests"][0].to_json()),
-             (CF_SOLUTION, by_source["primeintellect"][0].to_json())]
+             (CF_SOLUTION, by_source["primeintellect"][0].to_json()),
+             (add, by_source["humanevalplus"][0].to_json()), (add.replace("+", "*"), by_source["humanevalplus"][0].to_json())]
     rates = pass_rates(pairs)
-    assert [rates[i] for i in (0, 2, 3, 5, 7, 9)] == [1.0] * 6, rates
-    assert all(rates[i] < 1.0 for i in (1, 4, 6, 8)), rates
+    assert [rates[i] for i in (0, 2, 3, 5, 7, 9, 10)] == [1.0] * 7, rates
+    assert all(rates[i] < 1.0 for i in (1, 4, 6, 8, 11)), rates
 
 
 def test_an_undetectable_ground_truth_says_how_to_skip_it(tmp_path):
