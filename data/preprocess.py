@@ -15,6 +15,9 @@ import importlib.util
 import json
 import os
 import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 
 if __package__ in (None, "") and importlib.util.find_spec("coderl") is None:
     # Run by path from a checkout where coderl is not installed (a bare GPU box): the checkout's coderl/
@@ -117,6 +120,19 @@ def _digest(*parts: str | bytes) -> bytes:
     return h.digest()[:16]
 
 
+@dataclass
+class Input:
+    """One readable input file and how it is read."""
+
+    file: Path
+    reader: object  # io.open_input's ParquetFile or JsonlFile
+    schema: ModuleType
+    file_columns: list[str]  # the columns read, as the file names them
+    columns: list[str]  # ... and as the schema names them (--columns)
+    has_reference: bool  # its rows have the schema's reference column (--verify runs it)
+    split: str = "hash"  # 'train' or 'test' (the dataset's own), or 'hash' (by --test_ratio)
+
+
 class Run:
     """One preprocessing run: read, convert, dedup, (verify), write."""
 
@@ -137,9 +153,8 @@ class Run:
 
             self.tokenizer = load_tokenizer(args.tokenizer)
 
-    def inputs(self) -> list[tuple]:
-        """[file, parquet, schema module, file columns to read, their schema names, split rule, whether its rows
-        have a reference column] per readable file."""
+    def inputs(self) -> list[Input]:
+        """The readable input files, each with its schema and split."""
         files = io.list_input_files(self.args.input_dir, self.args.input_glob)
         rename = schemas.parse_columns(self.args.columns)
         out = []
@@ -169,25 +184,21 @@ class Run:
             # A schema's reference column may be missing from some of its files (DeepCoder's lcbv5 has no
             # solutions): their rows are kept unverified, as verl's are.
             has_ref = mod.HAS_REFERENCE and getattr(mod, "REFERENCE", None) in (None, *cols)
-            out.append([f, pf, mod, [fc for fc, _ in read], [c for _, c in read], None, has_ref])
+            out.append(Input(f, pf, mod, [fc for fc, _ in read], [c for _, c in read], has_ref))
         self._assign_splits(out)
         return out
 
-    def _assign_splits(self, inputs: list) -> None:
-        """Each input's split rule: 'train' or 'test' (the dataset's own), or 'hash' (by --test_ratio)."""
-        root = self.args.input_dir
-        named = {id(i): io.file_split(i[0], root) for i in inputs}
-        held_out = any(s == "test" for s in named.values())
-        for i in inputs:
-            if self.args.splits == "hash":
-                rule = "hash"
-            elif schemas.is_benchmark(i[2]):
-                rule = "test"
-            elif named[id(i)] == "test" or (named[id(i)] == "train" and held_out):
-                rule = named[id(i)]
-            else:  # no split in its name, or a train file of a dataset that brought no held-out file
-                rule = "hash"
-            i[5] = rule
+    def _assign_splits(self, inputs: list[Input]) -> None:
+        """Each input's split: a benchmark's test, the split its name gives, else the hash split."""
+        if self.args.splits == "hash":
+            return
+        named = [io.file_split(i.file, self.args.input_dir) for i in inputs]
+        held_out = "test" in named  # the dataset brought its own test split
+        for i, name in zip(inputs, named, strict=True):
+            if schemas.is_benchmark(i.schema):
+                i.split = "test"
+            elif name == "test" or (name == "train" and held_out):
+                i.split = name
 
     def _file_error(self, f, e: Exception) -> None:
         if self.args.on_error == "stop":
@@ -197,7 +208,7 @@ class Run:
     def execute(self) -> dict:
         a = self.args
         inputs = self.inputs()
-        total = sum(i[1].num_rows for i in inputs)
+        total = sum(i.reader.num_rows for i in inputs)
         from tqdm import tqdm
         bar = tqdm(total=total, unit="row", desc="read", disable=not self.progress, file=sys.stderr)
         self.vbar = tqdm(unit="problem", desc="verify", position=1, file=sys.stderr,
@@ -212,16 +223,17 @@ class Run:
                 from coderl.rewards.sandbox import count_tests
                 self.verifier = Verifier(sb, count_tests)
             self.rows = writers.RowWriter(a.output_format, out)
-            for f, pf, mod, file_cols, cols, rule, has_ref in inputs:
-                self.stats.files.append({"file": str(f), "schema": mod.NAME, "rows": pf.num_rows,
-                                         "split": rule})
-                self.rule, self.has_ref = rule, has_ref
+            for i in inputs:
+                f, mod = i.file, i.schema
+                self.stats.files.append({"file": str(f), "schema": mod.NAME, "rows": i.reader.num_rows,
+                                         "split": i.split})
+                self.input = i
                 try:
-                    for row_idx, row in io.iter_rows(pf, f, file_cols, a.batch_size):
+                    for row_idx, row in io.iter_rows(i.reader, f, i.file_columns, a.batch_size):
                         bar.update(1)
                         self.stats.rows_read += 1
-                        if file_cols != cols and isinstance(row, dict):
-                            row = {c: row[fc] for fc, c in zip(file_cols, cols, strict=True)}
+                        if i.file_columns != i.columns and isinstance(row, dict):
+                            row = {c: row[fc] for fc, c in zip(i.file_columns, i.columns, strict=True)}
                         self._row(f, row_idx, row, mod)
                         if self._full():
                             break
@@ -283,7 +295,7 @@ class Run:
         p.source = self.args.source or p.source or mod.SOURCE
         if self._duplicate(p, norm):
             return
-        self.pending.append((p, (mod, norm, f, row_idx, self.rule, self.has_ref)))
+        self.pending.append((p, (mod, norm, f, row_idx, self.input.split, self.input.has_reference)))
         if self.verifier is None or len(self.pending) >= self.args.verify_batch or self._full():
             self._flush()
 
