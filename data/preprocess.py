@@ -295,7 +295,10 @@ class Run:
         p.source = self.args.source or p.source or mod.SOURCE
         if self._duplicate(p, norm):
             return
-        self.pending.append((p, (mod, norm, f, row_idx, self.input.split, self.input.has_reference)))
+        # a row's own split (MBPP's task ids) where its file gives none
+        split = p.split if self.input.split == "hash" and p.split and self.args.splits == "dataset" \
+            else self.input.split
+        self.pending.append((p, (mod, norm, f, row_idx, split, self.input.has_reference)))
         if self.verifier is None or len(self.pending) >= self.args.verify_batch or self._full():
             self._flush()
 

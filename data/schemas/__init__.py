@@ -48,6 +48,7 @@ class Problem:
     source: str | None = None  # per-row source (verl's data_source); else --source or the schema's
     extra: dict = field(default_factory=dict)
     ref_time_s: float | None = None  # the reference's slowest kept test in the sandbox (--verify)
+    split: str | None = None  # the row's own split ('train'/'test') where the dataset says (MBPP's task ids)
 
 
 @dataclass(frozen=True)

@@ -260,10 +260,16 @@ def test_a_dataset_keeps_its_own_splits(tmp_path):
 
 
 def test_a_train_file_alone_is_hash_split_and_a_benchmark_never_trains(tmp_path):
-    write_parquet(tmp_path / "one" / "train-00000-of-00001.parquet", [mbpp_row(i) for i in range(601, 641)])
+    rows = [{**mbpp_row(i), "task_id": f"custom/{i}"} for i in range(40)]  # an MBPP-layout dataset of one split
+    write_parquet(tmp_path / "one" / "train-00000-of-00001.parquet", rows)
     run_cli("--input_dir", tmp_path / "one", "--output_dir", tmp_path / "out", "--test_ratio", "0.5")
     _, stats = read_out(tmp_path / "out")
     assert stats["files"][0]["split"] == "hash" and 8 <= stats["splits"]["test"] <= 32
+    # MBPP itself in one file (its 974 tasks): split by its task ids, as its README defines them
+    write_parquet(tmp_path / "mbpp.parquet", [mbpp_row(i) for i in (5, 11, 300, 510, 511, 600, 601, 974)])
+    run_cli("--input_dir", tmp_path / "mbpp.parquet", "--output_dir", tmp_path / "mbpp", "--test_ratio", "0")
+    test_ids = {parse_label(r["label"]).source_id for r in read_jsonl(tmp_path / "mbpp" / "test.jsonl")}
+    assert test_ids == {"11", "300", "510", "511", "600"}
     # HumanEval, named anything: a benchmark, test whatever --test_ratio says
     he = write_parquet(tmp_path / "he" / "humaneval.parquet", humaneval_rows()[:12])
     p = run_cli("--input_dir", he, "--output_dir", tmp_path / "he_out", "--test_ratio", "0")
