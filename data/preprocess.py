@@ -15,6 +15,9 @@ import importlib.util
 import json
 import os
 import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 
 if __package__ in (None, "") and importlib.util.find_spec("coderl") is None:
     # Run by path from a checkout where coderl is not installed (a bare GPU box): the checkout's coderl/
@@ -27,6 +30,7 @@ try:
     from coderl.data import io, prompting, schemas, writers
     from coderl.data.schemas import CellError, Problem, RowContext, Skip
     from coderl.data.stats import RunStats, summary
+    from coderl.rewards.labels import FORMATS as LABEL_FORMATS
     from coderl.rewards.labels import Label, LabelError, parse_label
 except ModuleNotFoundError as _e:
     if (_e.name or "coderl").startswith("coderl"):
@@ -43,15 +47,25 @@ class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpF
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=_Help)
-    p.add_argument("--input_dir", required=True, help="A parquet file, or a directory searched recursively.")
+    p.add_argument("--input_dir", required=True,
+                   help="A parquet (or JSON Lines: .jsonl) file, or a directory searched recursively.")
     p.add_argument("--output_dir", required=True,
                    help="Gets train/test.jsonl (train/test.parquet for verl) and stats.json, atomically.")
     p.add_argument("--output_format", default="openrlhf", choices=writers.OUTPUT_FORMATS,
                    help="Row layout: openrlhf JSONL (input, label), trl JSONL (prompt, coderl_label), "
                         "verl parquet (train/test.parquet). Layouts: data/writers.py.")
-    p.add_argument("--input_glob", default="*.parquet", help="File-name pattern under --input_dir.")
+    p.add_argument("--input_glob", default="*.parquet",
+                   help="File-name pattern under --input_dir (LiveCodeBench's JSON Lines files: 'test*.jsonl').")
     p.add_argument("--format", default=None, help=f"Force a schema: {', '.join(schemas.known())}.")
-    p.add_argument("--test_ratio", type=float, default=0.1, help="Fraction of problems in test.jsonl.")
+    p.add_argument("--columns", nargs="+", action="extend", default=[], metavar="SCHEMA_COLUMN=FILE_COLUMN",
+                   help="Read a renamed copy of a known dataset: e.g. --columns question=problem reads the file's "
+                        "`problem` column as the schema's `question`.")
+    p.add_argument("--splits", choices=("dataset", "hash"), default="dataset",
+                   help="dataset: keep the dataset's own splits (split files, benchmarks to test) and hash-split "
+                        "only a dataset with one split; hash: every row by --test_ratio (a benchmark may land in "
+                        "train: stats.json counts it).")
+    p.add_argument("--test_ratio", type=float, default=0.1,
+                   help="Fraction of the hash-split problems in test.jsonl (rows without a split of their own).")
     p.add_argument("--seed", type=int, default=42, help="Seed of the hash-based split.")
     p.add_argument("--max_samples", type=int, default=None, help="Stop after writing this many problems.")
     p.add_argument("--max_tests_per_problem", type=int, default=None, help="Keep at most N tests per problem.")
@@ -106,6 +120,19 @@ def _digest(*parts: str | bytes) -> bytes:
     return h.digest()[:16]
 
 
+@dataclass
+class Input:
+    """One readable input file and how it is read."""
+
+    file: Path
+    reader: object  # io.open_input's ParquetFile or JsonlFile
+    schema: ModuleType
+    file_columns: list[str]  # the columns read, as the file names them
+    columns: list[str]  # ... and as the schema names them (--columns)
+    has_reference: bool  # its rows have the schema's reference column (--verify runs it)
+    split: str = "hash"  # 'train' or 'test' (the dataset's own), or 'hash' (by --test_ratio)
+
+
 class Run:
     """One preprocessing run: read, convert, dedup, (verify), write."""
 
@@ -117,6 +144,7 @@ class Run:
         self.seen: set[bytes] = set()  # (prompt, graded label) digests: exact duplicates
         self.questions: dict[bytes, tuple[str, bytes]] = {}  # question digest -> (first source_id, its prompt)
         self.pending: list[tuple[Problem, object]] = []
+        self.split_seen: dict[bytes, list] = {}  # question digest -> [splits bitmask, first source_id]
         self.verifier = None
         self.progress = not args.no_progress and sys.stderr.isatty()
         self.tokenizer = None
@@ -125,16 +153,19 @@ class Run:
 
             self.tokenizer = load_tokenizer(args.tokenizer)
 
-    def inputs(self) -> list[tuple]:
+    def inputs(self) -> list[Input]:
+        """The readable input files, each with its schema and split."""
         files = io.list_input_files(self.args.input_dir, self.args.input_glob)
+        rename = schemas.parse_columns(self.args.columns)
         out = []
         for f in files:
             try:
-                pf = io.open_parquet(f)
+                pf = io.open_input(f)
             except io.DataError as e:
                 self._file_error(f, e)
                 continue
-            cols = pf.schema_arrow.names
+            file_cols = pf.columns
+            cols = [rename.get(c, c) for c in file_cols]
             if self.args.format:
                 mod = schemas.get(self.args.format)
                 missing = [c for c in mod.REQUIRED if c not in cols]
@@ -148,8 +179,26 @@ class Run:
                 except ValueError as e:
                     self._file_error(f, io.DataError(str(e), file=str(f)))
                     continue
-            out.append((f, pf, mod, [c for c in (*mod.REQUIRED, *mod.OPTIONAL) if c in cols]))
+            wanted = {*mod.REQUIRED, *mod.OPTIONAL}
+            read = [(fc, c) for fc, c in zip(file_cols, cols, strict=True) if c in wanted]
+            # A schema's reference column may be missing from some of its files (DeepCoder's lcbv5 has no
+            # solutions): their rows are kept unverified, as verl's are.
+            has_ref = mod.HAS_REFERENCE and getattr(mod, "REFERENCE", None) in (None, *cols)
+            out.append(Input(f, pf, mod, [fc for fc, _ in read], [c for _, c in read], has_ref))
+        self._assign_splits(out)
         return out
+
+    def _assign_splits(self, inputs: list[Input]) -> None:
+        """Each input's split: a benchmark's test, the split its name gives, else the hash split."""
+        if self.args.splits == "hash":
+            return
+        named = [io.file_split(i.file, self.args.input_dir) for i in inputs]
+        held_out = "test" in named  # the dataset brought its own test split
+        for i, name in zip(inputs, named, strict=True):
+            if schemas.is_benchmark(i.schema):
+                i.split = "test"
+            elif name == "test" or (name == "train" and held_out):
+                i.split = name
 
     def _file_error(self, f, e: Exception) -> None:
         if self.args.on_error == "stop":
@@ -159,7 +208,7 @@ class Run:
     def execute(self) -> dict:
         a = self.args
         inputs = self.inputs()
-        total = sum(pf.metadata.num_rows for _, pf, _, _ in inputs)
+        total = sum(i.reader.num_rows for i in inputs)
         from tqdm import tqdm
         bar = tqdm(total=total, unit="row", desc="read", disable=not self.progress, file=sys.stderr)
         self.vbar = tqdm(unit="problem", desc="verify", position=1, file=sys.stderr,
@@ -174,12 +223,17 @@ class Run:
                 from coderl.rewards.sandbox import count_tests
                 self.verifier = Verifier(sb, count_tests)
             self.rows = writers.RowWriter(a.output_format, out)
-            for f, pf, mod, cols in inputs:
-                self.stats.files.append({"file": str(f), "schema": mod.NAME, "rows": pf.metadata.num_rows})
+            for i in inputs:
+                f, mod = i.file, i.schema
+                self.stats.files.append({"file": str(f), "schema": mod.NAME, "rows": i.reader.num_rows,
+                                         "split": i.split})
+                self.input = i
                 try:
-                    for row_idx, row in io.iter_rows(pf, f, cols, a.batch_size):
+                    for row_idx, row in io.iter_rows(i.reader, f, i.file_columns, a.batch_size):
                         bar.update(1)
                         self.stats.rows_read += 1
+                        if i.file_columns != i.columns and isinstance(row, dict):
+                            row = {c: row[fc] for fc, c in zip(i.file_columns, i.columns, strict=True)}
                         self._row(f, row_idx, row, mod)
                         if self._full():
                             break
@@ -191,6 +245,8 @@ class Run:
             self.rows.close()
             bar.close()
             self.vbar.close()
+            self.stats.split_overlap = sum(m == 3 for m, _ in self.split_seen.values())
+            self.stats.split_overlap_examples = [sid for m, sid in self.split_seen.values() if m == 3][:10]
             d = self.stats.to_dict({k: v for k, v in vars(a).items()})
             if self.tokenizer is not None:
                 d["prompt_tokens"] = self.stats.prompt_tokens_dict(a.tokenizer, a.max_prompt_tokens,
@@ -223,6 +279,8 @@ class Run:
             if isinstance(row, io.DataError):  # a cell io could not read (invalid UTF-8)
                 raise row
             p = mod.convert(row, RowContext(str(f), row_idx))
+            if p.format not in LABEL_FORMATS:  # e.g. pytest files before that label format exists: not gradable yet
+                raise Skip(f"needs_format_{p.format}")
         except Skip as s:
             self.stats.dropped[s.reason] += 1
             return
@@ -237,7 +295,10 @@ class Run:
         p.source = self.args.source or p.source or mod.SOURCE
         if self._duplicate(p, norm):
             return
-        self.pending.append((p, (mod, norm, f, row_idx)))
+        # a row's own split (MBPP's task ids) where its file gives none
+        split = p.split if self.input.split == "hash" and p.split and self.args.splits == "dataset" \
+            else self.input.split
+        self.pending.append((p, (mod, norm, f, row_idx, split, self.input.has_reference)))
         if self.verifier is None or len(self.pending) >= self.args.verify_batch or self._full():
             self._flush()
 
@@ -265,8 +326,8 @@ class Run:
         if not batch:
             return
         if self.verifier is not None:
-            results = self.verifier.run([p for p, _ in batch], [m[0].HAS_REFERENCE for _, m in batch])
-            for rep, res, (_, (_, _, f, row_idx)) in zip(self.verifier.reports, results, batch, strict=True):
+            results = self.verifier.run([p for p, _ in batch], [m[5] for _, m in batch])
+            for rep, res, (_, (_, _, f, row_idx, _, _)) in zip(self.verifier.reports, results, batch, strict=True):
                 if rep is not None:
                     line = {"file": str(f), "row": row_idx, "kept": not isinstance(res, str), **rep}
                     self.out[VERIFY_REPORT].write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -274,13 +335,13 @@ class Run:
             self.vbar.set_postfix(kept=self.verifier.stats["problems_kept"], refresh=False)
         else:
             results = [p for p, _ in batch]
-        for res, (_, (mod, norm, f, row_idx)) in zip(results, batch, strict=True):
+        for res, (_, (mod, norm, f, row_idx, rule, _)) in zip(results, batch, strict=True):
             if isinstance(res, str):
                 self.stats.dropped[res] += 1
                 continue
             if self.args.max_samples is not None and self.stats.rows_written >= self.args.max_samples:
                 return
-            self._write(res, mod, norm, f, row_idx)
+            self._write(res, mod, norm, f, row_idx, rule)
 
     def _within_budget(self, messages: list[dict], f, row_idx: int) -> bool:
         """Measure the prompt as the trainer will; False when it is over budget and gets dropped."""
@@ -299,7 +360,7 @@ class Run:
             return False
         return True
 
-    def _write(self, p: Problem, mod, norm: str, f, row_idx: int) -> None:
+    def _write(self, p: Problem, mod, norm: str, f, row_idx: int, rule: str) -> None:
         a = self.args
         tests = p.tests
         if a.max_tests_per_problem and p.format != "humaneval" and len(tests) > a.max_tests_per_problem:
@@ -320,7 +381,7 @@ class Run:
             self.stats.dropped["invalid_label"] += 1
             self.stats.note_error(str(err))
             return
-        split = split_of(norm, a.seed, a.test_ratio)
+        split = split_of(norm, a.seed, a.test_ratio) if rule == "hash" else rule
         messages = [{"role": "system", "content": self.system.text}, {"role": "user", "content": p.user}]
         if self.tokenizer is not None and not self._within_budget(messages, f, row_idx):
             return
@@ -328,6 +389,10 @@ class Run:
         self.rows.write(split, messages, label_json, label.source, label.source_id)
         self.stats.rows_written += 1
         self.stats.splits[split] += 1
+        if rule == "hash" and schemas.is_benchmark(mod) and split == "train":
+            self.stats.benchmark_rows_in_train += 1
+        seen = self.split_seen.setdefault(_digest(norm), [0, label.source_id])
+        seen[0] |= 1 if split == "train" else 2
         self.stats.formats[p.format] += 1
         self.stats.tests_per_row.append(len(tests))
 

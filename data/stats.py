@@ -29,6 +29,9 @@ class RunStats:
     verify: dict | None = None
     prompt_tokens: list = field(default_factory=list)  # per written-or-dropped prompt, when --tokenizer
     prompts_over: int = 0
+    split_overlap: int = 0  # questions written to both train and test
+    split_overlap_examples: list = field(default_factory=list)  # source_ids of the first such rows
+    benchmark_rows_in_train: int = 0  # --splits hash only
 
     def note_error(self, msg: str) -> None:
         if len(self.errors_sample) < 20:
@@ -67,6 +70,8 @@ class RunStats:
             "dropped": dict(sorted(self.dropped.items())),
             "dropped_total": sum(self.dropped.values()),
             "splits": {"train": self.splits["train"], "test": self.splits["test"]},
+            "split_overlap": {"questions": self.split_overlap, "examples": self.split_overlap_examples},
+            "benchmark_rows_in_train": self.benchmark_rows_in_train,
             "formats": dict(self.formats),
             "tests_per_row": {
                 "min": min(t) if t else 0, "mean": round(sum(t) / len(t), 3) if t else 0.0,
@@ -87,6 +92,11 @@ def summary(d: dict, out_dir: str) -> str:
         f"(schema: {d['schema']}) in {d['elapsed_s']:.1f}s ({d['rows_per_s']} rows/s)",
         f"  written: {d['rows_written']}  (train {d['splits']['train']}, test {d['splits']['test']})  "
         f"formats: {d['formats']}",
+        *([f"  WARNING: {d['split_overlap']['questions']} question(s) in both train and test, e.g. "
+           + ", ".join(map(str, d['split_overlap']['examples'][:3]))] if d.get("split_overlap", {}).get("questions")
+          else []),
+        *([f"  WARNING: {d['benchmark_rows_in_train']} benchmark row(s) written to train (--splits hash)"]
+          if d.get("benchmark_rows_in_train") else []),
         f"  duplicates: {d['duplicates']}  dropped: {d['dropped_total']}" + (f" {d['dropped']}" if d['dropped'] else ""),
         *([f"  same question, other tests: {d['same_question']['kept']} kept as distinct tasks, e.g. "
            + ", ".join(f"{e['source_id']} (as {e['first']})" for e in d["same_question"]["examples"][:3])

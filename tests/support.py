@@ -403,7 +403,8 @@ def trl_rows(tmp: Path) -> tuple[Path, dict[str, dict]]:
 
     he = {r["task_id"]: r for r in humaneval_rows()}
     write_parquet(tmp / "in" / "he.parquet", [he[t] for t in INTEGRATION_TASKS])
-    run_cli("--input_dir", tmp / "in", "--output_dir", tmp / "out", "--output_format", "trl", "--test_ratio", "0")
+    run_cli("--input_dir", tmp / "in", "--output_dir", tmp / "out", "--output_format", "trl", "--test_ratio", "0",
+            "--splits", "hash")  # HumanEval, a benchmark, as training rows
     rows = read_jsonl(tmp / "out" / "train.jsonl")
     assert [parse_label(r[TRL_LABEL_COLUMN]).source_id for r in rows] == list(INTEGRATION_TASKS)
     assert all(set(r) == {"prompt", TRL_LABEL_COLUMN} for r in rows)

@@ -199,7 +199,7 @@ def test_console_scripts_from_another_directory(installed, tmp_path):
              "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n"} for i in range(4)]
     pq.write_table(pa.Table.from_pylist(rows), elsewhere / "he.parquet")
     proc = _run(venv, elsewhere, "coderl-preprocess", "--input_dir", "he.parquet", "--output_dir", "out",
-                "--test_ratio", "0", "--no_progress")
+                "--test_ratio", "0", "--splits", "hash", "--no_progress")  # HumanEval, a benchmark, as train rows
     assert proc.returncode == 0, out(proc)
     lines = (elsewhere / "out" / "train.jsonl").read_text().splitlines()
     assert len(lines) == 4

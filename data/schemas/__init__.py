@@ -3,10 +3,11 @@
 A schema is the layout a dataset is published in; the label formats its tests become are
 rewards/sandbox/inside/formats/.
 
-Each format module defines NAME, SOURCE (default label.source), REQUIRED (columns that identify it),
-OPTIONAL (columns read when present), HAS_REFERENCE, and ``convert(row, ctx) -> Problem``. Converters
-raise CellError for a malformed cell (the CLI adds file and row) and Skip for a row that is well-formed
-but unusable (counted in stats.json under its reason).
+Each schema module defines NAME, SOURCE (default label.source), REQUIRED (columns that identify it),
+OPTIONAL (columns read when present), HAS_REFERENCE, and ``convert(row, ctx) -> Problem``; BENCHMARK = True
+marks a benchmark, whose rows always go to test. Converters raise CellError for a malformed cell (the CLI adds
+file and row) and Skip for a row that is well-formed but unusable (counted in stats.json under its reason).
+Adding a schema is its module plus one line in _modules() (docs/datasets.md, "Adding a dataset schema").
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class Problem:
     extra: dict = field(default_factory=dict)
     ref_time_s: float | None = None  # the reference's slowest kept test in the sandbox (--verify)
     time_limit_s: float | None = None  # the per-test limit the dataset's own judge applies (label.time_limit_s)
+    split: str | None = None  # the row's own split ('train'/'test') where the dataset says (MBPP's task ids)
 
 
 @dataclass(frozen=True)
@@ -116,11 +118,27 @@ def str_list(value: Any, name: str) -> list[str]:
 # --- dispatcher --------------------------------------------------------------------------------------
 
 def _modules():
-    from coderl.data.schemas import acecode, apps_taco, code_contests, coderm, humaneval, mbpp, verl
-    from coderl.data.schemas import prime_verifiable as prime
-    from coderl.data.schemas import rstar_coder as rstar
+    import importlib
+
     # Order matters: the first whose REQUIRED columns are all present wins (most specific first).
-    return [coderm, humaneval, mbpp, apps_taco, prime, code_contests, rstar, acecode, verl]
+    return [importlib.import_module(f"coderl.data.schemas.{name}") for name in (
+        "coderm",
+        "humaneval",
+        "mbpp",
+        "apps_taco",
+        "livecodebench",
+        "deepcoder",
+        "prime_verifiable",
+        "code_contests",
+        "rstar_coder",
+        "acecode",
+        "verl",
+    )]
+
+
+def is_benchmark(mod) -> bool:
+    """True for a benchmark's schema: its rows are test rows, never train (docs/datasets.md, "Split")."""
+    return bool(getattr(mod, "BENCHMARK", False))
 
 
 def known() -> dict:
@@ -136,12 +154,36 @@ def detect(columns: list[str]):
     raise ValueError(unknown_schema_message(columns))
 
 
+def nearest(columns: list[str]):
+    """(module, missing REQUIRED columns) of the known schema the columns come closest to."""
+    cols = set(columns)
+    best = max(_modules(), key=lambda m: (len(set(m.REQUIRED) & cols) / len(m.REQUIRED), -len(m.REQUIRED)))
+    return best, [c for c in best.REQUIRED if c not in cols]
+
+
 def unknown_schema_message(columns: list[str]) -> str:
-    lines = [f"unknown dataset schema; columns found: {', '.join(columns) or '(none)'}", "known schemas:"]
+    mod, missing = nearest(columns)
+    lines = [f"unknown dataset schema; columns found: {', '.join(columns) or '(none)'}",
+             f"nearest known schema: {mod.NAME}, which also needs {', '.join(missing)}", "known schemas:"]
     for m in _modules():
         lines.append(f"  {m.NAME}: {', '.join(m.REQUIRED)}")
-    lines.append("use --format NAME to force one")
+    lines.append(f"a renamed copy of a known dataset: --columns {missing[0]}=YOUR_COLUMN (docs/datasets.md, "
+                 "\"Reading\"); a dataset whose layout is none of these is not supported yet (\"Adding a dataset "
+                 "schema\")")
     return "\n".join(lines)
+
+
+def parse_columns(specs: list[str]) -> dict[str, str]:
+    """--columns SCHEMA_COLUMN=FILE_COLUMN ... -> {file column: schema column}; ValueError naming a bad one."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        want, sep, have = spec.partition("=")
+        if not sep or not want.strip() or not have.strip():
+            raise ValueError(f"--columns {spec!r}: expected SCHEMA_COLUMN=FILE_COLUMN, e.g. question=problem")
+        if have.strip() in out:
+            raise ValueError(f"--columns: file column {have.strip()!r} is mapped twice")
+        out[have.strip()] = want.strip()
+    return out
 
 
 def get(name: str):

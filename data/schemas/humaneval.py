@@ -10,6 +10,7 @@ SOURCE = "humaneval"
 REQUIRED = ("prompt", "canonical_solution", "test", "entry_point")
 OPTIONAL = ("task_id",)
 HAS_REFERENCE = True
+BENCHMARK = True  # openai_humaneval is an evaluation set: its rows are test rows
 
 
 def convert(row: dict, ctx: RowContext) -> Problem:

@@ -41,7 +41,23 @@ def convert(row: dict, ctx: RowContext) -> Problem:
         setup_code="\n".join(str_list(row.get("test_imports"), "test_imports")
                               + [text(row, "test_setup_code", required=False) or ""]).strip("\n"),
         reference=reference,
+        split=_own_split(row),
     )
+
+
+# MBPP's README: task ids 1-10 are the few-shot prompts, 11-510 the test set, 511-600 validation, 601-974 train.
+_TEST_IDS, _VALIDATION_IDS = range(11, 511), range(511, 601)
+
+
+def _own_split(row: dict) -> str | None:
+    """MBPP's own split of a row of its full or sanitized release (integer task_id, and the release's own
+    challenge_test_list or test_imports column), else None; a file of all its tasks is split as MBPP is."""
+    tid = row.get("task_id")
+    if not isinstance(tid, int) or isinstance(tid, bool) or not 1 <= tid <= 974:
+        return None
+    if "challenge_test_list" not in row and "test_imports" not in row:
+        return None
+    return "test" if tid in _TEST_IDS or tid in _VALIDATION_IDS else "train"
 
 
 def _first_call(assert_src: str) -> str | None:

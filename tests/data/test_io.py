@@ -54,3 +54,15 @@ def test_iter_rows_turns_a_row_with_invalid_utf8_into_its_error_and_reads_on(tmp
     assert rows[0][1] == {"n": 0, "text": "ok"} and rows[2][1] == {"n": 2, "text": "fine"}
     err = rows[1][1]
     assert isinstance(err, io.DataError) and (err.row, err.field) == (1, "text") and "\\xff" in str(err)
+
+
+def test_file_split_from_the_names_the_hub_and_recipes_give(tmp_path):
+    cases = {"data/train-00000-of-00011.parquet": "train", "data/test-00002-of-00008.parquet": "test",
+             "validation.parquet": "test", "full/prompt-00000-of-00001.parquet": "train",
+             "default/train/0000.parquet": "train", "rllm/test_livecodebench.parquet": "test",
+             "deepcoder_train.parquet": "train", "humaneval.parquet": None, "contest/data.parquet": None}
+    for rel, split in cases.items():
+        assert io.file_split(tmp_path / rel, tmp_path) == split, rel
+    # folders above the input root say nothing: a test-named tmp dir must not make its files test rows
+    assert io.file_split(tmp_path / "test_run" / "in" / "x.parquet", tmp_path / "test_run" / "in") is None
+    assert io.file_split(tmp_path / "x.parquet", tmp_path / "x.parquet") is None

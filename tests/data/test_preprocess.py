@@ -230,6 +230,82 @@ def test_split_is_deterministic_and_row_order_independent(tmp_path):
     assert seed_test != ids["a"]["test"]
 
 
+def mbpp_row(task_id: int, text: str | None = None) -> dict:
+    name = f"f{task_id}"
+    return {"task_id": task_id, "text": text or f"Write function number {task_id}.",
+            "code": f"def {name}(x):\n    return x + {task_id}\n", "test_list": [f"assert {name}(0) == {task_id}"],
+            "test_setup_code": "", "challenge_test_list": []}
+
+
+def test_a_dataset_keeps_its_own_splits(tmp_path):
+    """MBPP as the hub lays it out (full/{train,test,validation,prompt}-*.parquet): each file stays its split,
+    whatever --test_ratio says; validation is held out with test, the few-shot prompt split trains."""
+    d = tmp_path / "mbpp" / "full"
+    for split, ids in (("train", range(601, 611)), ("test", range(11, 31)), ("validation", range(511, 516)),
+                       ("prompt", range(1, 3))):
+        write_parquet(d / f"{split}-00000-of-00001.parquet", [mbpp_row(i) for i in ids])
+    run_cli("--input_dir", tmp_path / "mbpp", "--output_dir", tmp_path / "out", "--test_ratio", "0.5")
+    rows, stats = read_out(tmp_path / "out")
+    assert stats["splits"] == {"train": 12, "test": 25}
+    assert {f["file"].rsplit("/", 1)[1].split("-")[0]: f["split"] for f in stats["files"]} == {
+        "train": "train", "test": "test", "validation": "test", "prompt": "train"}
+    test_ids = {int(parse_label(r["label"]).source_id) for r in read_jsonl(tmp_path / "out" / "test.jsonl")}
+    assert test_ids == {*range(11, 31), *range(511, 516)}
+    assert stats["split_overlap"] == {"questions": 0, "examples": []}
+    # --splits hash: the old behaviour, every row by --test_ratio; benchmark rows in train are counted
+    run_cli("--input_dir", tmp_path / "mbpp", "--output_dir", tmp_path / "hash", "--splits", "hash",
+            "--test_ratio", "0")
+    _, stats = read_out(tmp_path / "hash")
+    assert stats["splits"] == {"train": 37, "test": 0} and {f["split"] for f in stats["files"]} == {"hash"}
+
+
+def test_a_train_file_alone_is_hash_split_and_a_benchmark_never_trains(tmp_path):
+    rows = [{**mbpp_row(i), "task_id": f"custom/{i}"} for i in range(40)]  # an MBPP-layout dataset of one split
+    write_parquet(tmp_path / "one" / "train-00000-of-00001.parquet", rows)
+    run_cli("--input_dir", tmp_path / "one", "--output_dir", tmp_path / "out", "--test_ratio", "0.5")
+    _, stats = read_out(tmp_path / "out")
+    assert stats["files"][0]["split"] == "hash" and 8 <= stats["splits"]["test"] <= 32
+    # MBPP itself in one file (its 974 tasks): split by its task ids, as its README defines them
+    write_parquet(tmp_path / "mbpp.parquet", [mbpp_row(i) for i in (5, 11, 300, 510, 511, 600, 601, 974)])
+    run_cli("--input_dir", tmp_path / "mbpp.parquet", "--output_dir", tmp_path / "mbpp", "--test_ratio", "0")
+    test_ids = {parse_label(r["label"]).source_id for r in read_jsonl(tmp_path / "mbpp" / "test.jsonl")}
+    assert test_ids == {"11", "300", "510", "511", "600"}
+    # HumanEval, named anything: a benchmark, test whatever --test_ratio says
+    he = write_parquet(tmp_path / "he" / "humaneval.parquet", humaneval_rows()[:12])
+    p = run_cli("--input_dir", he, "--output_dir", tmp_path / "he_out", "--test_ratio", "0")
+    _, stats = read_out(tmp_path / "he_out")
+    assert stats["splits"] == {"train": 0, "test": 12} and stats["benchmark_rows_in_train"] == 0
+    p = run_cli("--input_dir", he, "--output_dir", tmp_path / "he_hash", "--test_ratio", "0", "--splits", "hash")
+    _, stats = read_out(tmp_path / "he_hash")
+    assert stats["splits"] == {"train": 12, "test": 0} and stats["benchmark_rows_in_train"] == 12
+    assert "WARNING: 12 benchmark row(s) written to train (--splits hash)" in p.stdout
+
+
+def test_questions_in_both_splits_are_reported(tmp_path):
+    d = tmp_path / "in"
+    write_parquet(d / "train.parquet", [mbpp_row(601, "Add one."), mbpp_row(602)])
+    write_parquet(d / "test.parquet", [mbpp_row(11, "  ADD one. ")])  # the same question, other tests
+    p = run_cli("--input_dir", d, "--output_dir", tmp_path / "out")
+    _, stats = read_out(tmp_path / "out")
+    assert stats["splits"] == {"train": 2, "test": 1}
+    assert stats["split_overlap"] == {"questions": 1, "examples": ["11"]}  # test.parquet is read first
+    assert "WARNING: 1 question(s) in both train and test, e.g. 11" in p.stdout
+
+
+def test_a_renamed_copy_is_read_with_columns(tmp_path):
+    rows = [{("problem" if k == "question" else k): v for k, v in r.items()} for r in coderm_rows()]
+    src = write_parquet(tmp_path / "renamed.parquet", rows)
+    p = run_cli("--input_dir", src, "--output_dir", tmp_path / "out", check=False)
+    assert p.returncode == 2
+    assert "nearest known schema: coderm, which also needs question" in p.stderr
+    assert "--columns question=YOUR_COLUMN" in p.stderr
+    run_cli("--input_dir", src, "--output_dir", tmp_path / "out", "--columns", "question=problem")
+    _, stats = read_out(tmp_path / "out")
+    assert stats["schema"] == "coderm" and stats["rows_written"] == 3
+    p = run_cli("--input_dir", src, "--output_dir", tmp_path / "out2", "--columns", "question", check=False)
+    assert p.returncode == 2 and "expected SCHEMA_COLUMN=FILE_COLUMN, e.g. question=problem" in p.stderr
+
+
 def test_options_max_samples_tests_prompt_file(tmp_path):
     rows = coderm_rows(n_extra=10)
     src = write_parquet(tmp_path / "in.parquet", rows)

@@ -38,7 +38,8 @@ def env(tmp_path_factory, verl_path):
     tmp = tmp_path_factory.mktemp("verl")
     he = {r["task_id"]: r for r in humaneval_rows()}
     write_parquet(tmp / "in" / "he.parquet", [he[t] for t in INTEGRATION_TASKS])
-    run_cli("--input_dir", tmp / "in", "--output_dir", tmp / "out", "--output_format", "verl", "--test_ratio", "0")
+    run_cli("--input_dir", tmp / "in", "--output_dir", tmp / "out", "--output_format", "verl", "--test_ratio", "0",
+            "--splits", "hash")  # HumanEval, a benchmark, as training rows
     chunks = answer_chunks(he)
     tokenizer = tiny_tokenizer(tmp / "tok", chunks)
     cfg = tmp / "reward.yaml"
