@@ -34,7 +34,7 @@ class Label:
     format: str
     tests: tuple
     entry_point: str | None = None  # function under test (humaneval, call; informative for others)
-    setup_code: str = ""  # runs before the tests in the solution's namespace (assert, unittest)
+    setup_code: str = ""  # runs in the solution's namespace before the tests (assert, unittest); call: before the program
     time_limit_s: float | None = None  # per-test wall-clock override; None = derived from ref_time_s or the default
     ref_time_s: float | None = None  # the reference solution's slowest test, seconds (preprocess --verify)
     source: str = ""  # dataset name, e.g. "CodeRM-UnitTest"

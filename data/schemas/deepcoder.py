@@ -34,7 +34,7 @@ def convert(row: dict, ctx: RowContext) -> Problem:
     meta = json_cell(row, "metadata", required=False)
     if meta is not None and not isinstance(meta, dict):
         raise CellError("metadata", f"expected an object, got {type(meta).__name__}")
-    fmt, tests, fn_name = from_spec(json_cell(row, "tests"), "tests", (meta or {}).get("func_name"))
+    fmt, tests, fn_name, setup = from_spec(json_cell(row, "tests"), "tests", (meta or {}).get("func_name"))
     reference = python_reference(row.get("solutions"), "solutions")
     starter = text(row, "starter_code", required=False)
     if fmt == "call":
@@ -51,6 +51,7 @@ def convert(row: dict, ctx: RowContext) -> Problem:
         format=fmt,
         tests=tests,
         entry_point=fn_name,
+        setup_code=setup,
         reference=reference,
         source=f"deepcoder/{subset}" if subset else None,
     )

@@ -32,7 +32,7 @@ def convert(row: dict, ctx: RowContext) -> Problem:
     meta = json_cell(row, "metadata", required=False) or {}
     if not isinstance(meta, dict):
         raise CellError("metadata", f"expected an object, got {type(meta).__name__}")
-    fmt, tests, fn_name = from_spec(public + list(private), "public_test_cases+private_test_cases",
+    fmt, tests, fn_name, setup = from_spec(public + list(private), "public_test_cases+private_test_cases",
                                     meta.get("func_name"))
     starter = text(row, "starter_code", required=False)
     if fmt == "call":
@@ -46,5 +46,6 @@ def convert(row: dict, ctx: RowContext) -> Problem:
         format=fmt,
         tests=tests,
         entry_point=fn_name,
+        setup_code=setup,
         extra={"platform": row["platform"]} if row.get("platform") else {},
     )

@@ -39,6 +39,16 @@ def python_reference(solutions: Any, field: str) -> str | None:
     return next((s for s in sols if prompting.top_level_defs(s) is not None), sols[0] if sols else None)
 
 
+# lcb_runner runs a program after star imports of these modules, then plain imports of all but the last two,
+# then sys.setrecursionlimit(50000) (testing_util.import_string): a LeetCode answer using `inf`, `bisect_left`,
+# `Optional` or `reduce` unimported passes there. A label of its functional tests carries the same lines as its
+# setup_code, which the call format runs before the program (docs/label_format.md).
+_LCB_MODULES = ("string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics",
+                "itertools", "functools", "operator", "io", "sys", "json", "builtins", "typing")
+LCB_PRELUDE = ("".join(f"from {m} import *\n" for m in _LCB_MODULES)
+               + "".join(f"import {m}\n" for m in _LCB_MODULES[:-2]) + "sys.setrecursionlimit(50000)\n")
+
+
 def lcb_call_tests(inputs: list, outputs: list, field: str) -> list[dict]:
     """LiveCodeBench's functional tests: each input is one JSON value per line (the positional arguments) and
     each output one JSON value, as lcb_runner's grade_call_based reads them."""
@@ -58,8 +68,9 @@ def lcb_call_tests(inputs: list, outputs: list, field: str) -> list[dict]:
     return tests
 
 
-def from_spec(spec: Any, field: str, fn_name: str | None = None) -> tuple[str, list, str | None]:
-    """(format, tests, fn_name) from tests as rllm's DeepCoder data and the verl files built from it hold them.
+def from_spec(spec: Any, field: str, fn_name: str | None = None) -> tuple[str, list, str | None, str]:
+    """(format, tests, fn_name, setup_code) from tests as rllm's DeepCoder data and the verl files built from it
+    hold them; setup_code is LiveCodeBench's harness prelude for its functional tests, else "".
 
     - a dict {"inputs", "outputs"[, "fn_name"]} (APPS/TACO; Skywork-OR1): call-based tests whose inputs are text
       are in LiveCodeBench's encoding (one JSON argument per line), others are APPS's lists of arguments;
@@ -72,8 +83,8 @@ def from_spec(spec: Any, field: str, fn_name: str | None = None) -> tuple[str, l
         ins, outs = spec.get("inputs"), spec.get("outputs")
         if name and isinstance(ins, list) and isinstance(outs, list) and ins and len(ins) == len(outs) \
                 and all(isinstance(i, str) for i in ins):
-            return "call", lcb_call_tests(ins, outs, field), _identifier(name, f"{field}.fn_name")
-        return io_tests({**spec, "fn_name": name} if name else spec, field)
+            return "call", lcb_call_tests(ins, outs, field), _identifier(name, f"{field}.fn_name"), LCB_PRELUDE
+        return (*io_tests({**spec, "fn_name": name} if name else spec, field), "")
     if isinstance(spec, list):
         if not spec:
             raise Skip("no_tests")
@@ -87,10 +98,10 @@ def from_spec(spec: Any, field: str, fn_name: str | None = None) -> tuple[str, l
         if first.get("testtype") == "functional":
             if not name:
                 raise CellError(field, "functional tests name no function (metadata.func_name)")
-            return "call", lcb_call_tests(ins, outs, field), _identifier(name, f"{field}.fn_name")
+            return "call", lcb_call_tests(ins, outs, field), _identifier(name, f"{field}.fn_name"), LCB_PRELUDE
         if first.get("type") == "function_call" or (name and first.get("testtype") != "stdin"):
-            return io_tests({"inputs": ins, "outputs": outs, "fn_name": name}, field)
-        return io_tests({"inputs": ins, "outputs": outs}, field)
+            return (*io_tests({"inputs": ins, "outputs": outs, "fn_name": name}, field), "")
+        return (*io_tests({"inputs": ins, "outputs": outs}, field), "")
     raise CellError(field, f"expected a list of test objects or an object with 'inputs' and 'outputs', got "
                            f"{type(spec).__name__}")
 

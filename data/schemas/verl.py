@@ -66,9 +66,9 @@ def _ground_truth(row: dict) -> tuple[str, list, str | None, str]:
         if "question_id" in gt and "inputs" not in gt:  # Skywork-OR1's LiveCodeBench rows: tests kept elsewhere
             raise Skip("tests_not_in_file")
         if "inputs" in gt and "outputs" in gt:
-            return (*from_spec(gt, field), "")
+            return from_spec(gt, field)
     if isinstance(gt, list) and gt and all(isinstance(t, dict) for t in gt):  # rllm's DeepCoder files
-        return (*from_spec(gt, field), "")
+        return from_spec(gt, field)
     if isinstance(gt, list) and gt and all(isinstance(t, str) and t.lstrip().startswith("assert") for t in gt):
         return "assert", list(gt), None, ""
     if isinstance(gt, str) and "unittest" in gt and "TestCase" in gt:

@@ -4,6 +4,7 @@ lcb_runner decodes them (base64 -> zlib -> pickle -> JSON), a benchmark that sta
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import pickle
 import zlib
@@ -71,6 +72,25 @@ def test_public_and_private_tests_graded_as_lcb_runner_does(tmp_path):
     rates = pass_rates([(FUNC_RIGHT, func.to_json()), (FUNC_RIGHT.replace(">=", ">"), func.to_json()),
                         (STDIN_RIGHT, stdin.to_json()), ("input()\nprint(0)\n", stdin.to_json())])
     assert rates[0] == rates[2] == 1.0 and rates[1] < 1.0 and rates[3] < 1.0, rates
+
+
+def test_a_functional_answer_sees_the_names_lcb_runners_harness_imports(tmp_path):
+    """lcb_runner runs a program after star imports of the standard modules LeetCode answers lean on: an answer
+    using `inf`, `bisect_left`, `reduce`, `Optional` and `accumulate` without importing them passes there."""
+    src = write_parquet(tmp_path / "code_generation_lite" / "test.parquet", [FUNC])
+    run_cli("--input_dir", src, "--output_dir", tmp_path / "out")
+    label = parse_label(read_out(tmp_path / "out")[0][0]["label"])
+    assert label.setup_code.startswith("from string import *\n") and "sys.setrecursionlimit(50000)" in label.setup_code
+    leaning = ("class Solution:\n"
+               "    def numberOfEmployeesWhoMetTarget(self, hours: List[int], target: int) -> int:\n"
+               "        best: Optional[int] = inf\n"
+               "        ordered = sorted(hours)\n"
+               "        assert reduce(lambda a, b: a + b, accumulate([1, 2])) == 4 and best == inf\n"
+               "        return len(ordered) - bisect_left(ordered, target)\n")
+    bare = dataclasses.replace(label, setup_code="")  # the call format's own prelude alone lacks these names
+    rates = pass_rates([(leaning, label.to_json()), (leaning.replace("- bisect_left", "+ bisect_left"),
+                                                      label.to_json()), (leaning, bare.to_json())])
+    assert rates[0] == 1.0 and rates[1] < 1.0 and rates[2] == 0.0, rates
 
 
 def test_a_pickle_naming_code_is_refused(tmp_path):

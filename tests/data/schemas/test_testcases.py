@@ -10,7 +10,7 @@ import zlib
 import pytest
 
 from coderl.data.schemas import CellError, Skip
-from coderl.data.schemas.testcases import from_spec, lcb_private_tests, python_reference, unfence
+from coderl.data.schemas.testcases import LCB_PRELUDE, from_spec, lcb_private_tests, python_reference, unfence
 
 
 def test_unfence_and_reference_pick():
@@ -26,20 +26,21 @@ def test_unfence_and_reference_pick():
 
 def test_the_shapes_of_tests():
     # rllm's list of stdin/stdout dicts (codeforces, PrimeIntellect's stdin_stdout)
-    assert from_spec([{"input": "1\n", "output": "2\n"}], "t") == ("stdio", [{"input": "1\n", "output": "2\n"}], None)
+    assert from_spec([{"input": "1\n", "output": "2\n"}], "t") == ("stdio", [{"input": "1\n", "output": "2\n"}], None,
+                                                                 "")
     # PrimeIntellect's function_call: APPS-wrapped outputs unwrapped when every one is wrapped
     fc = [{"type": "function_call", "fn_name": "f", "input": [[3, 2, 3]], "output": [3]},
           {"type": "function_call", "fn_name": "f", "input": [[1]], "output": [1]}]
-    assert from_spec(fc, "t") == ("call", [{"input": [[3, 2, 3]], "output": 3}, {"input": [[1]], "output": 1}], "f")
+    assert from_spec(fc, "t") == ("call", [{"input": [[3, 2, 3]], "output": 3}, {"input": [[1]], "output": 1}], "f", "")
     # LiveCodeBench functional: the name in each test's metadata or given by the row
     lcb = [{"input": '"ab"\n[1, 2]', "output": "true", "testtype": "functional"}]
-    assert from_spec(lcb, "t", "g") == ("call", [{"input": ["ab", [1, 2]], "output": True}], "g")
+    assert from_spec(lcb, "t", "g") == ("call", [{"input": ["ab", [1, 2]], "output": True}], "g", LCB_PRELUDE)
     assert from_spec([{**lcb[0], "metadata": {"func_name": "h"}}], "t")[2] == "h"
     # a dict: APPS's argument lists, or LiveCodeBench's text (Skywork-OR1)
     assert from_spec({"inputs": [[1, 2]], "outputs": [[3]], "fn_name": "add"}, "t") == \
-        ("call", [{"input": [1, 2], "output": 3}], "add")
+        ("call", [{"input": [1, 2], "output": 3}], "add", "")
     assert from_spec({"inputs": ["1\n2"], "outputs": ["3"], "fn_name": "add"}, "t") == \
-        ("call", [{"input": [1, 2], "output": 3}], "add")
+        ("call", [{"input": [1, 2], "output": 3}], "add", LCB_PRELUDE)  # with LiveCodeBench's harness imports
     assert from_spec({"inputs": ["1 2\n"], "outputs": ["3\n"]}, "t")[0] == "stdio"
 
 

@@ -44,7 +44,10 @@ def validate_tests(tests) -> str | None:
 
 
 def plan(label) -> dict:
-    return {"plan": [list(t["input"]) for t in label.tests], "prelude": PRELUDE}  # expected values stay here
+    # setup_code runs after the format's imports and before the program: a dataset's harness's own implicit
+    # imports (LiveCodeBench's, data/schemas/testcases.py), so the program sees the namespace it would there.
+    prelude = PRELUDE + label.setup_code if label.setup_code else PRELUDE
+    return {"plan": [list(t["input"]) for t in label.tests], "prelude": prelude}  # expected values stay here
 
 
 # --------------------------------------------------------------------------- inside the judge: the runner
