@@ -5,6 +5,7 @@ cfg, base, namespace, zygote/zsock, judge/jsock, ledger, zexits, dirty). stdlib 
 
 import json
 import mmap
+from collections import deque
 import os
 import select
 import signal
@@ -14,6 +15,7 @@ import time
 
 from . import framing, zygote
 
+_RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
 _LEDGER_BYTES = 1 << 20  # the judge's ledger page(s): byte 0 and one byte per test (framing.LEDGER_STATUSES)
 
 
@@ -88,6 +90,54 @@ class Processes:
         self.judge = _fork_helper(theirs.detach(), judge.main, self.base, self.cfg.get("judge_memory_mb", 2048),
                                   confine, self.ledger, self.cfg.get("seccomp"))
         self.jsock, self.jreader, self.judge_specs = ours, framing.Reader(1 << 26), set()
+        self.jqueue = deque()
+
+    # The judge's records: each frame is [job, kind, ...] where job is the id the worker gave the run (one per
+    # candidate, never reused). Only the running one's count; any other is stale (sent after the worker had
+    # stopped waiting for it) and dropped, so no record can ever be read as another job's.
+    def begin_records(self):
+        """A new run's id; whatever the judge sent before it (all of it stale by now) is read and dropped."""
+        self.job_id += 1
+        self.jqueue.clear()
+        while select.select([self.jsock], [], [], 0)[0]:
+            if self.pull_records() is not True:
+                break
+        self.jqueue.clear()
+        return self.job_id
+
+    def pull_records(self):
+        """Read once from the judge: True, with its records for the running job queued (self.jqueue); False when it
+        closed its socket; None when it broke the framing."""
+        data = self.jsock.recv(_RECV)
+        if not data:
+            return False
+        try:
+            frames = self.jreader.feed(data)
+        except framing.FrameError:
+            return None
+        for f in frames:
+            if type(f) is list and len(f) > 1 and f[0] == self.job_id:
+                self.jqueue.append(f[1:])
+            else:
+                self.stale += 1
+        return True
+
+    def judge_status(self, wait_s=0.5):
+        """The wait status of a judge that closed its socket (reaped here), or None while it still runs."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                pid, status = os.waitpid(self.judge, os.WNOHANG)
+            except ChildProcessError:
+                return None
+            if pid:  # reaped: its pid may be reused, so stop_judge() must not signal it
+                self.jsock.close()
+                self.judge = self.jsock = self.jreader = None
+                self.jqueue.clear()
+                return status
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.005)
 
     def stop_judge(self):
         if self.judge is not None:
@@ -101,6 +151,7 @@ class Processes:
                 pass
             self.jsock.close()
         self.judge = self.jsock = self.jreader = None
+        self.jqueue.clear()
 
     def spawn(self, job, jobdir, stdin_fd=None):
         """A candidate process from the zygote: (candidate, our end of its channel)."""
