@@ -5,13 +5,13 @@ cfg, base, namespace, zygote/zsock, judge/jsock, ledger, zexits, dirty). stdlib 
 
 import json
 import mmap
-from collections import deque
 import os
 import select
 import signal
 import socket
 import sys
 import time
+from collections import deque
 
 from . import framing, zygote
 
