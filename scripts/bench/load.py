@@ -24,8 +24,9 @@ Figures are recorded in docs/performance.md ("Non-terminating programs under GRP
 Issue 32's scenario (unverified labels): batches of 4 right and 4 wrong per group where the right ones include
 programs that work 0.2-1 s at import (module-level precomputation: their first run outlives the probe) and the
 wrong ones are hostile in turn (sleepers, memory hogs, forks, output floods, crashers, hangs), with a CPU-heavy
-group; then (--faults) the same batches while a SIGKILL from outside hits, by pid, a worker, a zygote, a judge and
-a candidate (each kind mid-batch, 0.4-1.2 s in). Per batch: right programs that lost reward without being reported
+group; with --faults, first per kind of process a batch of 16 import-heavy right programs while two SIGKILLs from
+outside hit, by pid, that process (worker, zygote, judge, candidate) of a worker running a job, then each mix
+batch again while one of each kind is killed. Per batch: right programs that lost reward without being reported
 as cut (`right_lost`), those reported as cut (`right_cut`), hostile programs scored full (`hostile_full`).
 --baseline_repo runs the same batches, in the same run, against another checkout's server (e.g. a worktree of
 main) for the before/after figure.
@@ -179,37 +180,38 @@ def make_mix(data: Path, n: int, salt: str, seed: int = 0) -> list[tuple[str, st
     return batch
 
 
-def _sandbox_processes(server_pid: int) -> dict[str, list[int]]:
-    """The server's sandbox processes by role: workers (the interpreters bubblewrap started), their zygotes and
-    judges (a worker's first and second child), candidates (the job processes under each zygote's reaper)."""
+def _busy_workers(server_pid: int) -> list[dict[str, int]]:
+    """The server's workers running a job now, each {role: pid}: the worker (an interpreter bubblewrap started),
+    its zygote and judge (its first and second child) and its candidate (the zygote's newest child; its first is
+    the reaper, init of the jobs' pid namespace)."""
     import psutil
 
-    out: dict[str, list[int]] = {"worker": [], "zygote": [], "judge": [], "candidate": []}
+    out = []
     for p in psutil.Process(server_pid).children(recursive=True):
         try:
             if not (p.name().startswith("python") and p.parent() and p.parent().name() == "bwrap"):
                 continue
-            out["worker"].append(p.pid)
             helpers = sorted(p.children(), key=lambda c: (c.create_time(), c.pid))
-            if len(helpers) >= 2:
-                out["zygote"].append(helpers[0].pid)
-                out["judge"].append(helpers[1].pid)
-                for reaper in helpers[0].children():
-                    out["candidate"] += [c.pid for c in reaper.children()]
+            if len(helpers) < 2:
+                continue
+            kids = sorted(helpers[0].children(), key=lambda c: (c.create_time(), c.pid))
+            if len(kids) >= 2:
+                out.append({"worker": p.pid, "zygote": helpers[0].pid, "judge": helpers[1].pid, "candidate": kids[-1].pid})
         except psutil.Error:
             continue
     return out
 
 
 def _inject(server_pid: int, kinds: list[str], stop: threading.Event, hits: list) -> None:
-    """SIGKILL from outside, by pid: one process of each kind, 0.4-1.2 s apart, while the batch runs."""
+    """SIGKILL from outside, by pid, 0.4-1.2 s apart while the batch runs: for each kind, that process of a
+    worker running a job."""
     rng = random.Random(7)
     for kind in kinds:
         if stop.wait(rng.uniform(0.4, 1.2)):
             return
         pids: list[int] = []
-        for _ in range(20):  # a candidate lives only while its job runs: look again until one does
-            pids = _sandbox_processes(server_pid)[kind]
+        for _ in range(40):  # look again until a worker runs a job
+            pids = [w[kind] for w in _busy_workers(server_pid)]
             if pids or stop.wait(0.05):
                 break
         if pids:
@@ -223,7 +225,7 @@ def _inject(server_pid: int, kinds: list[str], stop: threading.Event, hits: list
 
 def run_mix(url: str, server_pid: int, data: Path, n: int, name: str, faults: bool, batches: int) -> list[dict]:
     right_kinds = ("right", "import_right", "heavy_right")
-    out = []
+    out = run_faults(url, server_pid, data, name) if faults else []
     for i in range(batches):
         for fault in ((False, True) if faults else (False,)):
             batch = make_mix(data, n, salt=f"{name}{i}{fault}", seed=i)
@@ -251,6 +253,33 @@ def run_mix(url: str, server_pid: int, data: Path, n: int, name: str, faults: bo
                    "load": round(os.getloadavg()[0], 1)}
             out.append(row)
             print(json.dumps(row), flush=True)
+    return out
+
+
+def run_faults(url: str, server_pid: int, data: Path, name: str, per_kind: int = 2) -> list[dict]:
+    """Per kind of process, a batch of 16 right programs that work 0.6-1 s at import while `per_kind` SIGKILLs
+    hit that process of busy workers: every kill lands on a right program's job."""
+    out = []
+    for kind in ("worker", "zygote", "judge", "candidate"):
+        batch = [(k, q) for k, q in make_mix(data, 32, salt=f"{name}-{kind}", seed=3) if k == "import_right"]
+        batch = [(k, q.replace("_time.process_time() - _t0 < ", "_time.process_time() - _t0 < 0.4 + "))
+                 for k, q in batch]
+        stop, hits = threading.Event(), []
+        injector = threading.Thread(target=_inject, args=(server_pid, [kind] * per_kind, stop, hits))
+        injector.start()
+        seconds, ans = timed_post(url, [q for _, q in batch])
+        stop.set()
+        injector.join()
+        scores, cut = ans["scores"], ans["extra_logs"]["reward/cut"]
+        row = {"server": name, "batch": f"faults:{kind}", "faults": ",".join(hits) or "-", "samples": len(batch),
+               "seconds": round(seconds, 2), "right": len(batch),
+               "right_lost": sum(s < 1.0 and not c for s, c in zip(scores, cut, strict=True)),
+               "import_right_lost": sum(s < 1.0 and not c for s, c in zip(scores, cut, strict=True)),
+               "right_cut": int(sum(cut)), "hostile_full": 0, "load": round(os.getloadavg()[0], 1),
+               "lost_as": sorted(f"import_right:{'timeout' if ans['extra_logs']['reward/timeout'][j] else 'other'}"
+                                 for j, (s, c) in enumerate(zip(scores, cut, strict=True)) if s < 1.0 and not c)}
+        out.append(row)
+        print(json.dumps(row), flush=True)
     return out
 
 

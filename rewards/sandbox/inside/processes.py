@@ -90,24 +90,26 @@ class Processes:
         self.judge = _fork_helper(theirs.detach(), judge.main, self.base, self.cfg.get("judge_memory_mb", 2048),
                                   confine, self.ledger, self.cfg.get("seccomp"))
         self.jsock, self.jreader, self.judge_specs = ours, framing.Reader(1 << 26), set()
-        self.jqueue = deque()
+        self.jqueue, self.retired = deque(), False
 
     # The judge's records: each frame is [job, kind, ...] where job is the id the worker gave the run (one per
     # candidate, never reused). Only the running one's count; any other is stale (sent after the worker had
     # stopped waiting for it) and dropped, so no record can ever be read as another job's.
     def begin_records(self):
-        """A new run's id; whatever the judge sent before it (all of it stale by now) is read and dropped."""
+        """A new run's id, with a judge ready for it: whatever the judge sent before (all of it stale by now) is read
+        and dropped; a judge that closed its socket, broke the framing or retired meanwhile is replaced."""
         self.job_id += 1
         self.jqueue.clear()
-        while select.select([self.jsock], [], [], 0)[0]:
-            if self.pull_records() is not True:
-                break
-        self.jqueue.clear()
+        while self.judge is not None and select.select([self.jsock], [], [], 0)[0]:
+            if self.pull_records() is not True or self.retired:
+                self.stop_judge()
+        if self.judge is None:
+            self.start_judge()
         return self.job_id
 
     def pull_records(self):
         """Read once from the judge: True, with its records for the running job queued (self.jqueue); False when it
-        closed its socket; None when it broke the framing."""
+        closed its socket; None when it broke the framing. A stale `retire` is remembered (self.retired)."""
         data = self.jsock.recv(_RECV)
         if not data:
             return False
@@ -120,6 +122,7 @@ class Processes:
                 self.jqueue.append(f[1:])
             else:
                 self.stale += 1
+                self.retired = self.retired or (type(f) is list and f[1:2] == ["retire"])
         return True
 
     def judge_status(self, wait_s=0.5):

@@ -60,6 +60,7 @@ class Worker(Processes, Hygiene):
         self.zexits = {}
         self.judge = self.jsock = self.jreader = None
         self.jqueue = deque()  # the running job's records read from the judge, not yet handled (processes.py)
+        self.retired = False  # the judge said (too late for its job) that it ends
         self.job_id = 0  # names each run to the judge; its records carry it
         self.stale = 0  # records of earlier runs read and dropped
         self.judge_specs = set()
@@ -168,12 +169,11 @@ class Worker(Processes, Hygiene):
 
     def _attempt(self, job, spec, jobdir, remaining, results, deadline_job):
         """One candidate (and judge) over the remaining tests; False when nothing more can run."""
-        if self.judge is None:
-            self.start_judge()
+        job_id = self.begin_records()  # (starts a judge if need be)
         self.ledger[:len(spec["plan"]) + 1] = bytes(len(spec["plan"]) + 1)
         self.mem_out = False
         cand = self.spawn(job, jobdir)
-        msg = {"job": self.begin_records(), "digest": job["digest"], "code": job["code"], "order": list(remaining), "jobdir": jobdir,
+        msg = {"job": job_id, "digest": job["digest"], "code": job["code"], "order": list(remaining), "jobdir": jobdir,
                "detail_chars": job["detail_chars"], "max_output": job["max_output"],
                "max_value_bytes": job.get("max_value_bytes", 16 << 20), "hold_s": self._hold(job),
                "spec": None if job["digest"] in self.judge_specs else spec}

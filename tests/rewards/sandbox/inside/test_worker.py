@@ -52,7 +52,7 @@ def scripted_judge(fd, script):
                 time.sleep(0.05)
                 sock.sendall(data[cut:])
 
-            step = script[k]
+            step = script[job - 1 if job else k]  # (one run per job here: a fresh judge keeps to the script)
             if step == "load":  # the probe expires while the program loads; the report comes split and late
                 gone()
                 sock.sendall(frame(["prelude", "killed", "the program's process ended before it loaded"]))
@@ -80,6 +80,11 @@ def scripted_judge(fd, script):
                 time.sleep(0.05)
                 sock.sendall(frame(["end", 2, "failed", 0.1, "stale", None], prev) + frame(["restart"], prev))
                 right()
+            elif step == "right-then-retire":  # the judge ends after the job, saying so only after the worker moved on
+                right()
+                time.sleep(0.3)
+                sock.sendall(frame(["retire"]))
+                return
             else:
                 right()
             chan.close()
@@ -92,7 +97,7 @@ class Driven(worker.Worker):
         self.ledger = mmap.mmap(-1, 1 << 20)
         self.judge = processes._fork_helper(theirs.detach(), scripted_judge, SCRIPT)
         self.jsock, self.jreader, self.judge_specs = ours, framing.Reader(1 << 26), set()
-        self.jqueue = deque()
+        self.jqueue, self.retired = deque(), False
 
 
 SCRIPT = json.loads(sys.argv[1])
@@ -110,6 +115,7 @@ for seq in range(len(SCRIPT)):
                       "max_open_files": 64}}
     reply = w.run_job(job)
     w.finish_job()
+    time.sleep(0.5)  # the server's next job comes later than the judge's late records
     out.append([[r["status"], r["detail"][:40]] for r in reply["results"]])
 w.stop_judge()
 print(json.dumps(out))
@@ -121,7 +127,8 @@ def _run(script: list[str]) -> list[list[list[str]]]:
 
 
 def test_every_time_limit_path_leaves_the_next_job_its_own_records():
-    script = ["load", "right-after-stale", "call", "right-late-stale", "teardown", "right", "load", "right"]
+    script = ["load", "right-after-stale", "call", "right-late-stale", "teardown", "right", "load", "right",
+              "right-then-retire", "right"]
     results = _run(script)
     statuses = [[s for s, _ in job] for job in results]
     # the program never loaded within its limit: every test is charged the timeout
@@ -132,5 +139,5 @@ def test_every_time_limit_path_leaves_the_next_job_its_own_records():
     # every verdict was decided before the teardown outlived the limit
     assert statuses[4] == ["passed"] * 3, results
     # and each right job after them got exactly its own records: no stale `done`, `end` or `restart` counted
-    for k in (1, 3, 5, 7):
+    for k in (1, 3, 5, 7, 8, 9):
         assert statuses[k] == ["passed"] * 3, (k, results)
