@@ -375,6 +375,7 @@ class Sandbox:
             if reply is None and not contained:
                 # the job's processes could signal the worker (no pid namespace of their own, no Landlock scoping):
                 # a worker that died or stopped mid-job may have been the program's doing
+                log.warning("%s while its job's processes could signal it: the job is scored as killed", why)
                 _settle(item, self._failed(item, "killed", why, "worker"))
                 return worker
             if reply is None or "results" not in reply:

