@@ -39,7 +39,7 @@ from coderl.rewards.extract import (
 from coderl.rewards.labels import Label, LabelError, parse_label
 from coderl.rewards.prompt_index import PromptIndex
 from coderl.rewards.sandbox import Job, JobResult
-from coderl.rewards.sandbox.results import INFRA_CUT
+from coderl.rewards.sandbox.results import CUT_INFRA
 from coderl.rewards.syntax import parses
 
 log = logging.getLogger("coderl.reward_server")
@@ -185,7 +185,8 @@ class Scorer:
     def finish(self, prepared: Sequence[Prepared], positions: Sequence[int],
                results: Sequence[JobResult | None]) -> list[RewardBreakdown]:
         """Rewards for every prepared query. A job the batch deadline cut (infra "deadline", or None: its chunk
-        never answered) gets status "deadline" and the cut rule's reward (code_reward.cut_rewards)."""
+        never answered) or the sandbox lost (infra "lost") gets status "deadline" and the cut rule's reward
+        (code_reward.cut_rewards)."""
         by_pos = dict(zip(positions, results, strict=True))
         out = []
         for i, p in enumerate(prepared):
@@ -197,7 +198,7 @@ class Scorer:
             syntax_ok = p.syntax_ok
             if syntax_ok is None:
                 syntax_ok = compiled(res) or parses(p.extracted.code, self.cfg.syntax_max_chars)
-            cut = ran and (res is None or res.infra == INFRA_CUT)
+            cut = ran and (res is None or res.infra in CUT_INFRA)  # the deadline cut it, or the sandbox lost it
             if not syntax_ok:  # scored as code that was never run, as when the check came first
                 ran, res, cut = False, None, False
             out.append(compute_reward(self.cfg, response=p.response, code=p.extracted.code, format_ok=p.format_ok,

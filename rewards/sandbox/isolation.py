@@ -353,6 +353,8 @@ class WorkerProcess:
             fd = self.proc.stdout.fileno()
         except ValueError:  # closed by kill()
             return None
+        if self._reader.pending:
+            return self._reader.pending.pop(0)
         fds = [fd] if wake_fd is None else [fd, wake_fd]
         while True:
             left = deadline - time.monotonic()
@@ -373,7 +375,8 @@ class WorkerProcess:
             except framing.FrameError:
                 return None
             if frames:
-                return frames[0]  # one request, one reply: nothing follows it
+                self._reader.pending += frames[1:]
+                return frames[0]
 
     def request(self, payload: dict, timeout: float, wake_fd: int | None = None, cut=None,
                 grace: float = 5.0) -> dict | None:
@@ -386,6 +389,10 @@ class WorkerProcess:
         aborted = False
         while True:
             reply = self._read(deadline, None if aborted else wake_fd)
+            if type(reply) is dict and reply.get("seq") != payload.get("seq"):
+                log.error("sandbox worker %d answered job %s while job %s ran: dropped", self.proc.pid,
+                          reply.get("seq"), payload.get("seq"))
+                continue  # never another job's reply: one request, one reply, named by its seq
             if reply is not _WOKEN:
                 return reply
             try:

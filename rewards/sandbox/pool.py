@@ -26,6 +26,10 @@ programs that hang. A call's deadline cuts it: its queued jobs are settled at on
 aborted in their workers, which stay warm; such results carry ``infra="deadline"`` — except a job that had
 already exceeded its probe: it keeps its first run's verdict (``infra="probe"``), so that a program never
 scores more by being too slow to finish than by finishing.
+
+A run the sandbox could not decide (its worker died or overran, a worker fault, its judge killed from outside the
+job) is never the program's failure: the job runs once more, and if that is lost too (or its call was cut first)
+it is reported as cut (``infra="lost"``), the verdicts the lost runs decided kept (docs/sandbox.md).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from coderl.rewards.sandbox.inside.framing import CUT_DETAIL, OK, SPEC_CACHE
 from coderl.rewards.sandbox.plan import plan
 from coderl.rewards.sandbox.results import (
     INFRA_CUT,
+    INFRA_LOST,
     INFRA_PROBE,
     STATUSES,
     Job,
@@ -123,7 +128,8 @@ def _settle(item: _Item, result: JobResult) -> None:
 
 
 class _Item:
-    __slots__ = ("job", "payload", "spec", "expected", "batch", "result", "t0", "probe", "slot", "first", "decided")
+    __slots__ = ("job", "payload", "spec", "expected", "batch", "result", "t0", "probe", "slot", "first", "kept",
+                 "lost")
 
     def __init__(self, job: Job, payload: dict, spec: dict, expected: int, probe: float) -> None:
         self.job, self.payload, self.spec, self.expected = job, payload, spec, expected
@@ -134,7 +140,10 @@ class _Item:
         self.slot: int | None = None  # the dispatcher running it
         # its fast-lane run, once that exceeded the probe: what a deadline cut of its rerun leaves it
         self.first: JobResult | None = None
-        self.decided: list[int] = []  # the tests that run decided: their verdicts stand (a test is judged once)
+        # the verdicts an earlier run decided (one that exceeded its probe, one the sandbox lost): they stand in any
+        # later run (a test is judged once)
+        self.kept: dict[int, TestOutcome] = {}
+        self.lost = 0  # runs of it the sandbox lost
 
 
 class _Lanes:
@@ -147,9 +156,13 @@ class _Lanes:
         self.cond = threading.Condition(threading.Lock())
         self.stopping = 0  # dispatchers still to stop
 
-    def put(self, items, slow: bool = False) -> None:
+    def put(self, items, slow: bool = False, front: bool = False) -> None:
         with self.cond:
-            (self.slow if slow else self.fast).extend(items)
+            lane = self.slow if slow else self.fast
+            if front:
+                lane.extendleft(reversed(items))
+            else:
+                lane.extend(items)
             self.cond.notify(len(items))
 
     def get(self):
@@ -200,7 +213,7 @@ class Sandbox:
         self._lock = threading.Lock()
         self._state = "new"
         self._stats = {"jobs": 0, "tests": 0, "worker_restarts": 0, "worker_failures": 0,
-                       "slow_lane": 0, "cut": 0, "aborted": 0}
+                       "slow_lane": 0, "cut": 0, "aborted": 0, "rerun_lost": 0, "lost": 0}
         self._limits: dict | None = None  # the part of a job's payload that all jobs share
         self._tmp: tempfile.TemporaryDirectory | None = None
         self.landlock: list[str] = []  # what Landlock confines in the candidates ([] = not available / off)
@@ -282,7 +295,7 @@ class Sandbox:
                 if worker is not None:
                     worker.kill()  # its protocol state is unknown
                     worker = None
-                _settle(item, self._failed(item, "killed", f"sandbox error: {type(e).__name__}: {e}", "worker"))
+                self._lose(item, f"sandbox error: {type(e).__name__}: {e}")
             with item.batch.lock:
                 if item.slot == slot:  # not yet taken again from the slow lane by another dispatcher
                     item.slot = None
@@ -327,12 +340,21 @@ class Sandbox:
             sent.popitem(last=False)
         if reply is not None and reply.get("aborted"):
             self._stats["aborted"] += 1
+        if reply is not None and reply.get("lost") and "results" in reply:  # its judge killed from outside the job
+            lost = self._assemble(item, reply)
+            if not reply.get("clean", True):
+                worker.kill()
+                worker = None
+                self._stats["worker_restarts"] += 1
+            if lost.infra:
+                self._lose(item, lost.detail)
+            else:
+                self._lose(item, str(reply["lost"]), {i: lost.outcomes[i] for i in self._decided(item, reply)})
+            return worker
         if reply is not None and probe and reply.get("exceeded") is not None and "results" in reply and not batch.cut:
             item.probe = 0.0  # needs more than the probe: again from the start, with its full limits
             item.first = replace(self._assemble(item, reply), infra=INFRA_PROBE, detail=PROBE_CUT_DETAIL)
-            decided = reply.get("decided")
-            item.decided = [i for i in decided if type(i) is int and 0 <= i < item.expected] \
-                if type(decided) is list else []
+            item.kept.update({i: item.first.outcomes[i] for i in self._decided(item, reply)})
             self._stats["slow_lane"] += 1
             self._lanes.put([item], slow=True)
             if not reply.get("clean", True):  # what the run left could not be cleaned: a fresh worker next
@@ -341,18 +363,61 @@ class Sandbox:
                 return None
             return worker
         if reply is None or "error" in reply or "results" not in reply or not reply.get("clean", True):
-            why = ("sandbox worker died" if reply is None and worker.alive() is False else
+            died = worker.alive() is False
+            why = ("sandbox worker died" if reply is None and died else
                    "sandbox worker overran the job deadline" if reply is None else
                    reply.get("error") or ("job left processes or files that could not be cleaned"
                                           if "results" in reply else "sandbox worker could not run the job"))
+            contained = bool(worker.hello.get("jobns")) or "signals" in (worker.hello.get("landlock") or [])
             worker.kill()
             worker = None
             self._stats["worker_restarts"] += 1
-            if reply is None or "results" not in reply:
+            if reply is None and not contained:
+                # the job's processes could signal the worker (no pid namespace of their own, no Landlock scoping):
+                # a worker that died or stopped mid-job may have been the program's doing
+                log.warning("%s while its job's processes could signal it: the job is scored as killed", why)
                 _settle(item, self._failed(item, "killed", why, "worker"))
                 return worker
-        _settle(item, self._assemble(item, reply))
+            if reply is None or "results" not in reply:
+                self._lose(item, why)
+                return worker
+        result = self._assemble(item, reply)
+        if result.infra == "worker":  # its results do not fit the label: not the program's verdict
+            self._lose(item, result.detail)
+        else:
+            _settle(item, result)
         return worker
+
+    @staticmethod
+    def _decided(item: _Item, reply: dict) -> list[int]:
+        """The tests a run that did not finish decided (the worker's "decided"), within the label's."""
+        decided = reply.get("decided")
+        return [i for i in decided if type(i) is int and 0 <= i < item.expected] if type(decided) is list else []
+
+    def _lose(self, item: _Item, why: str, kept: dict | None = None) -> None:
+        """A run the sandbox could not decide: never the program's failure. Its decided verdicts stand; the job runs
+        once more (first in its lane: a dispatcher with a fresh worker or judge takes it) unless a run of it was
+        lost before or its call was cut; then it is reported as cut: the first run of a job that had exceeded its
+        probe (the deadline cut's rule), else infra "lost", which the caller rewards as a cut."""
+        batch = item.batch
+        with batch.lock:
+            if item.result is not None:
+                return
+            item.lost += 1
+            again = item.lost == 1 and not batch.cut
+        item.kept.update(kept or {})
+        if again:
+            self._stats["rerun_lost"] += 1
+            log.warning("sandbox lost a run of a job (%s): running it again", why)
+            self._lanes.put([item], slow=not item.probe, front=True)
+            return
+        self._stats["lost"] += 1
+        log.warning("sandbox lost a run of a job (%s)%s: reported as cut, not scored", why,
+                    ", a second time" if item.lost > 1 else ", with its batch cut")
+        detail = f"{why}: the sandbox could not decide this test (reported as cut)"
+        outcomes = [item.kept.get(i) or TestOutcome("killed", 0.0, detail) for i in range(item.expected)]
+        _settle(item, item.first or JobResult(outcomes, item.expected, time.monotonic() - item.t0, detail=detail,
+                                              infra=INFRA_LOST))
 
     def _replace(self, slot: int, item: _Item, sent: OrderedDict):
         """A fresh worker for this slot, or None (and the job failed) when none can start."""
@@ -364,7 +429,7 @@ class Sandbox:
         except Exception as e:
             self._alive[slot] = False
             self._stats["worker_failures"] += 1
-            _settle(item, self._failed(item, "killed", f"sandbox worker unavailable: {e}", "worker"))
+            self._lose(item, f"sandbox worker unavailable: {e}")
             return None
 
     def _failed(self, item: _Item, status: str, why: str, infra: str) -> JobResult:
@@ -387,12 +452,11 @@ class Sandbox:
                 # a format with a verdict passes a case only by it: the sandbox never sees the expected value
                 status, detail = "killed", f"unexpected status {status!r}"
             outcomes.append(TestOutcome(status, float(r.get("runtime_s") or 0.0), detail[:cap]))
-        if item.first is not None:
-            # The rerun runs the program from the start (later tests may depend on what earlier ones did), but a
-            # test the first run decided keeps that verdict: a second one would be a second try (a program that
-            # guessed slept past the probe and drew again: 0.40 of its guesses passed, 0.25 in plain Python).
-            for i in item.decided:
-                outcomes[i] = item.first.outcomes[i]
+        # A rerun runs the program from the start (later tests may depend on what earlier ones did), but a test an
+        # earlier run decided keeps that verdict: a second one would be a second try (a program that guessed slept
+        # past the probe and drew again: 0.40 of its guesses passed, 0.25 in plain Python).
+        for i, kept in item.kept.items():
+            outcomes[i] = kept
         stats = {"children": reply.get("children", 1), "sandbox_runtime_s": reply.get("runtime_s", 0.0)}
         return JobResult(outcomes, item.expected, time.monotonic() - item.t0, detail=reply.get("note", ""),
                          stats=stats, infra=INFRA_CUT if reply.get("aborted") else "")

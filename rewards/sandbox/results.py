@@ -17,6 +17,10 @@ STATUSES = framing.STATUSES
 # JobResult.infra values that callers tell apart from the other reasons (any non-empty one: never cached).
 INFRA_CUT = "deadline"  # the batch deadline cut the job before any run of it ended: no verdict
 INFRA_PROBE = "probe"  # the first run of a job whose rerun the deadline cut, at its probe's limits
+# the sandbox lost the job twice (its worker or judge killed from outside, a worker fault), or once with no time
+# left to run it again: no verdict, reported and rewarded as a deadline cut
+INFRA_LOST = "lost"
+CUT_INFRA = (INFRA_CUT, INFRA_LOST)  # no verdict of the program: the caller's neutral reward
 
 
 class SandboxError(RuntimeError):
@@ -52,9 +56,9 @@ class JobResult:
     stats: dict = field(default_factory=dict)
     # Non-empty when the sandbox, not the program, decided this result (e.g. "deadline": the batch deadline cut
     # the job before any run of it ended; "probe": it cut the rerun of a job that had exceeded its probe, and
-    # this is that first run, at the probe's limits; "worker": no worker could run it): never cached, never
-    # shared, reported apart from wrong answers.
-    infra: str = ""  # INFRA_CUT, INFRA_PROBE, "worker", "executor", ...
+    # this is that first run, at the probe's limits; "lost": the sandbox could not decide it, see INFRA_LOST;
+    # "worker": no worker could run it): never cached, never shared, reported apart from wrong answers.
+    infra: str = ""  # INFRA_CUT, INFRA_PROBE, INFRA_LOST, "worker", "executor", ...
 
     @property
     def passed(self) -> int:

@@ -195,12 +195,14 @@ class BASELINE_SeedStyleServer:
 
 # ------------------------------------------------------------------------------------ ours
 
-def start_ours(data: Path, workers: int, prefix: list[str] | None = None) -> tuple[subprocess.Popen, str]:
-    """Our server on a free port (prefix: the command that runs it, default rewards/reward_server.py)."""
+def start_ours(data: Path, workers: int, prefix: list[str] | None = None,
+               env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """Our server on a free port (prefix: the command that runs it, default rewards/reward_server.py; env: its
+    environment, default ours)."""
     cmd = (prefix or [sys.executable, str(REPO_ROOT / "rewards" / "reward_server.py")]) + [
         "--data_path", str(data), "--port", "0", "--workers", str(workers), "--cache_size", "0", "--log_level", "warning"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"})
     lines = []
     deadline = time.monotonic() + 120
     for line in proc.stdout:

@@ -116,3 +116,26 @@ def test_score_in_process_gets_the_lanes_and_the_deadline(caplog):
     assert [b.status for b in cut] == ["timeout"] * 5 + ["passed"]
     assert "5 of 6 jobs cut" in caplog.text and "for 5 that had exceeded their probe" in caplog.text
     assert [b.reward for b in cut[:5]] == pytest.approx([items[0].reward] * 5) and items[0].reward < cut[5].reward
+
+
+def test_a_job_the_sandbox_lost_gets_the_cut_reward_never_a_failures():
+    # infra "lost" (the pool ran it twice and lost both runs: its worker or judge killed from outside): no verdict
+    # of the program, so it is scored as a deadline cut: status "deadline", the mean reward of its prompt's
+    # finished samples, counted in extra_logs' reward/cut.
+    from dataclasses import replace
+
+    from coderl.rewards.code_reward import extra_logs
+    from coderl.rewards.sandbox.results import INFRA_LOST
+
+    good, partial = PROBLEMS["assert"][2], PROBLEMS["assert"][3]
+    texts, labels = [think(good), think(partial), think(good + "\n# lost")], [label_json("assert")] * 3
+    scorer = Scorer(RewardConfig())
+    prepared = scorer.prepare(texts, None, labels)
+    positions, jobs = scorer.jobs(prepared)
+    with LocalExecutor(CFG) as ex:
+        results = asyncio.run(ex.run(jobs, 120))
+    lost = replace(results[2], infra=INFRA_LOST, outcomes=[replace(o, status="killed") for o in results[2].outcomes])
+    items = scorer.finish(prepared, positions, [results[0], results[1], lost])
+    assert [b.status for b in items] == ["passed", "failed", "deadline"]
+    assert items[2].reward == pytest.approx((items[0].reward + items[1].reward) / 2)
+    assert extra_logs(items)["reward/cut"] == [0.0, 0.0, 1.0]

@@ -247,8 +247,8 @@ class Job:
 
     def unloaded(self, status, detail):
         """Every test gets the verdict of a program that did not load; `done` frees the worker at once (it
-        would otherwise wait out the test time limit for records that never come)."""
-        self.report(["prelude", status, detail])
+        would otherwise wait out the test time limit for records that never come). Both leave in one send."""
+        self.report(["prelude", status, detail], hold_it=True)
         self.report(["done"])
 
     def one(self, i, fn, success="passed"):
@@ -377,21 +377,23 @@ def serve(sock_fd, base, ledger=None):
     _BASE_MODULES = frozenset(state.modules)
     gc.freeze()  # what every job uses (the preloaded modules): never scanned again, so a full collection is cheap
     rss0 = _rss()
-    held, hold = [], {"s": 0.0, "since": 0.0}
+    held, hold = [], {"s": 0.0, "since": 0.0, "job": None}
 
-    def report(record):
+    def report(record, hold_it=False):
         # "ready" and "end" records may wait up to the job's hold_s and leave together (worker.py, _HOLD_S);
-        # anything else, and a test whose program died, goes at once with whatever was held. The ledger has
-        # them first: held records die with this process, and a test whose verdict is lost must not run again
-        # (the program would get a second try at a test it failed, e.g. knowing the expected value by then).
+        # anything else, and a test whose program died, goes at once with whatever was held (hold_it: with the
+        # record that follows, a job's last). The ledger has them first: held records die with this process, and
+        # a test whose verdict is lost must not run again (the program would get a second try at a test it
+        # failed, e.g. knowing the expected value by then). Every frame names the job it belongs to: the worker
+        # drops any other (a record of an earlier job must never count as the running one's).
         if ledger is not None:
             if record[0] == "end" and type(record[1]) is int and 0 <= record[1] < len(ledger) - 1:
                 ledger[1 + record[1]] = _LEDGER_CODES.get(record[2], _LEDGER_CODES["error"])
             elif record[0] == "ready":
                 ledger[0] = 1
-        held.append(framing.pack(record))
+        held.append(framing.pack([hold["job"], *record]))
         now = time.monotonic()
-        if record[0] in ("ready", "end") and record[2:3] != ["killed"] and now - hold["since"] < hold["s"]:
+        if hold_it or record[0] in ("ready", "end") and record[2:3] != ["killed"] and now - hold["since"] < hold["s"]:
             return
         sock.sendall(b"".join(held))
         held.clear()
@@ -405,6 +407,7 @@ def serve(sock_fd, base, ledger=None):
                 return
             pending += reader.feed(data)
         msg = pending.pop(0)
+        hold["job"] = msg.get("job")
         if msg.get("spec") is not None:
             specs[msg["digest"]] = Spec(msg["spec"])
             if len(specs) > framing.SPEC_CACHE:
@@ -418,7 +421,7 @@ def serve(sock_fd, base, ledger=None):
             if spec is None:
                 report(["need_spec"])
             else:
-                report(["prelude", "killed", "no channel to the program"])
+                report(["prelude", "killed", "no channel to the program"], hold_it=True)
                 report(["done"])
             if chan_fd is not None:
                 os.close(chan_fd)
@@ -436,7 +439,7 @@ def serve(sock_fd, base, ledger=None):
             job = Job(spec, msg, chan_fd, report)
             job.run()
         except BaseException as e:  # a judge bug must never look like a pass, nor outlive its job
-            report(["prelude", "killed", f"judge error: {type(e).__name__}: {e}"])
+            report(["prelude", "killed", f"judge error: {type(e).__name__}: {e}"], hold_it=True)
             report(["retire"])
             return
         finally:

@@ -11,9 +11,11 @@ import signal
 import socket
 import sys
 import time
+from collections import deque
 
 from . import framing, zygote
 
+_RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
 _LEDGER_BYTES = 1 << 20  # the judge's ledger page(s): byte 0 and one byte per test (framing.LEDGER_STATUSES)
 
 
@@ -88,6 +90,57 @@ class Processes:
         self.judge = _fork_helper(theirs.detach(), judge.main, self.base, self.cfg.get("judge_memory_mb", 2048),
                                   confine, self.ledger, self.cfg.get("seccomp"))
         self.jsock, self.jreader, self.judge_specs = ours, framing.Reader(1 << 26), set()
+        self.jqueue, self.retired = deque(), False
+
+    # The judge's records: each frame is [job, kind, ...] where job is the id the worker gave the run (one per
+    # candidate, never reused). Only the running one's count; any other is stale (sent after the worker had
+    # stopped waiting for it) and dropped, so no record can ever be read as another job's.
+    def begin_records(self):
+        """A new run's id, with a judge ready for it: whatever the judge sent before (all of it stale by now) is read
+        and dropped; a judge that closed its socket, broke the framing or retired meanwhile is replaced."""
+        self.job_id += 1
+        self.jqueue.clear()
+        while self.judge is not None and select.select([self.jsock], [], [], 0)[0]:
+            if self.pull_records() is not True or self.retired:
+                self.stop_judge()
+        if self.judge is None:
+            self.start_judge()
+        return self.job_id
+
+    def pull_records(self):
+        """Read once from the judge: True, with its records for the running job queued (self.jqueue); False when it
+        closed its socket; None when it broke the framing. A stale `retire` is remembered (self.retired)."""
+        data = self.jsock.recv(_RECV)
+        if not data:
+            return False
+        try:
+            frames = self.jreader.feed(data)
+        except framing.FrameError:
+            return None
+        for f in frames:
+            if type(f) is list and len(f) > 1 and f[0] == self.job_id:
+                self.jqueue.append(f[1:])
+            else:
+                self.stale += 1
+                self.retired = self.retired or (type(f) is list and f[1:2] == ["retire"])
+        return True
+
+    def judge_status(self, wait_s=0.5):
+        """The wait status of a judge that closed its socket (reaped here), or None while it still runs."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                pid, status = os.waitpid(self.judge, os.WNOHANG)
+            except ChildProcessError:
+                return None
+            if pid:  # reaped: its pid may be reused, so stop_judge() must not signal it
+                self.jsock.close()
+                self.judge = self.jsock = self.jreader = None
+                self.jqueue.clear()
+                return status
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.005)
 
     def stop_judge(self):
         if self.judge is not None:
@@ -101,6 +154,7 @@ class Processes:
                 pass
             self.jsock.close()
         self.judge = self.jsock = self.jreader = None
+        self.jqueue.clear()
 
     def spawn(self, job, jobdir, stdin_fd=None):
         """A candidate process from the zygote: (candidate, our end of its channel)."""

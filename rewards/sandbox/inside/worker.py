@@ -22,6 +22,7 @@ import signal
 import socket
 import sys
 import time
+from collections import deque
 
 from . import candidate, framing, jobns, landlock
 from .clock import MemoryWatch, RunClock
@@ -39,7 +40,6 @@ _GRACE_S = 1.0  # how long the judge may take to notice its candidate was killed
 # and send them together: one frame per job instead of one per test. Each test still gets its full limit:
 # the worker's clock adds the hold-back (see _supervise), and after a kill the judge sends what it held.
 _HOLD_S = 0.05
-_RECV = 1 << 16  # per read: a buffer of 1 MiB would be a fresh mmap (and munmap) for every frame
 _MEM_DETAIL = "out of memory: the job's processes held more than {} MiB together"
 
 
@@ -59,6 +59,10 @@ class Worker(Processes, Hygiene):
         self.seccomp = False
         self.zexits = {}
         self.judge = self.jsock = self.jreader = None
+        self.jqueue = deque()  # the running job's records read from the judge, not yet handled (processes.py)
+        self.retired = False  # the judge said (too late for its job) that it ends
+        self.job_id = 0  # names each run to the judge; its records carry it
+        self.stale = 0  # records of earlier runs read and dropped
         self.judge_specs = set()
         self.ledger = None  # shared with the judge only (made after the zygote's fork): verdicts as decided
         self.specs = {}
@@ -69,6 +73,7 @@ class Worker(Processes, Hygiene):
         self.aborted = False
         self.exceeded = None  # the test whose time limit ended the job
         self.charged = set()  # the tests a time limit's kill was charged to: not verdicts of the program's own
+        self.lost = None  # why the job is undecided: something outside the job ended its judge (pool.py reruns it)
         self.mem_out = False  # the running candidate's processes were killed for the job's memory
         self.job_memory_mb = cfg.get("job_memory_mb", 2048)  # what the job's processes may hold together
 
@@ -85,14 +90,17 @@ class Worker(Processes, Hygiene):
         jobdir = os.path.join(self.base, f"job{self.counter}-{os.urandom(6).hex()}")
         os.mkdir(jobdir, 0o700)
         deadline_job = t0 + job["job_timeout_s"]
-        self.seq, self.aborted, self.exceeded, self.charged = job.get("seq"), False, None, set()
+        self.seq, self.aborted, self.exceeded, self.charged, self.lost = job.get("seq"), False, None, set(), None
         from . import formats  # loaded with the judge, after the zygote's fork: no candidate holds it
         run = self._run_stdin_cases if formats.REGISTRY[spec["format"]].stdin_cases else self._run_judged
         children = run(job, spec, jobdir, results, deadline_job)
         # the tests a probe run decided: the pool keeps their verdicts when it runs the job again (pool.py)
         decided = [i for i in range(n) if results[i] is not None and i not in self.charged] \
             if self.exceeded is not None and job.get("probe") else None
-        if self.aborted:
+        if self.lost:  # the tests with a verdict keep it; the pool runs the job again for the others
+            decided = [i for i in range(n) if results[i] is not None]
+            rest = {"status": "killed", "runtime_s": 0.0, "detail": self.lost}
+        elif self.aborted:
             rest = {"status": "timeout", "runtime_s": 0.0, "detail": framing.CUT_DETAIL}
         elif self.exceeded is not None:
             rest = {"status": "timeout", "runtime_s": 0.0,
@@ -107,6 +115,8 @@ class Worker(Processes, Hygiene):
             reply["aborted"] = True
         if self.exceeded is not None:
             reply["exceeded"] = self.exceeded
+        if self.lost:
+            reply["lost"] = self.lost
         if decided is not None:
             reply["decided"] = decided
         self.seq = None
@@ -126,7 +136,7 @@ class Worker(Processes, Hygiene):
             children += 1
             if not self._attempt(job, spec, jobdir, remaining, results, deadline_job):
                 break
-            if self.aborted or self.exceeded is not None:
+            if self.aborted or self.exceeded is not None or self.lost:
                 break
         return children
 
@@ -159,12 +169,11 @@ class Worker(Processes, Hygiene):
 
     def _attempt(self, job, spec, jobdir, remaining, results, deadline_job):
         """One candidate (and judge) over the remaining tests; False when nothing more can run."""
-        if self.judge is None:
-            self.start_judge()
+        job_id = self.begin_records()  # (starts a judge if need be)
         self.ledger[:len(spec["plan"]) + 1] = bytes(len(spec["plan"]) + 1)
         self.mem_out = False
         cand = self.spawn(job, jobdir)
-        msg = {"digest": job["digest"], "code": job["code"], "order": list(remaining), "jobdir": jobdir,
+        msg = {"job": job_id, "digest": job["digest"], "code": job["code"], "order": list(remaining), "jobdir": jobdir,
                "detail_chars": job["detail_chars"], "max_output": job["max_output"],
                "max_value_bytes": job.get("max_value_bytes", 16 << 20), "hold_s": self._hold(job),
                "spec": None if job["digest"] in self.judge_specs else spec}
@@ -240,21 +249,22 @@ class Worker(Processes, Hygiene):
                         cand.status = self.zexits[cand.pid]
                     continue
                 if fd is self.jsock:
-                    data = self.jsock.recv(_RECV)
-                    if not data:  # the judge died: what it decided is in its ledger, the next test died with it
+                    got = self.pull_records()
+                    if got is False:  # the judge died: what it decided is in its ledger, the next test died with it
+                        if self._judge_lost():
+                            return "restart"
                         self.stop_judge()
                         if (self._recover(remaining, results) or started) and remaining:
                             results[remaining[0]] = {"status": "killed", "runtime_s": 0.0,
                                                      "detail": "the judge process died"}
                             remaining.pop(0)
                         return "restart"
-                    try:
-                        records = self.jreader.feed(data)
-                    except framing.FrameError:
+                    if got is None:
                         self.stop_judge()
                         self._recover(remaining, results)
                         return "restart"
-                    for rec in records:
+                    while self.jqueue:
+                        rec = self.jqueue.popleft()
                         what = rec[0]
                         if what == "end":
                             i = rec[1]
@@ -297,11 +307,28 @@ class Worker(Processes, Hygiene):
         return MemoryWatch(self.job_memory_mb << 20, self.job_rss)
 
     def _maybe_retire(self):
-        """A judge that reports retire does so right after done: read it without waiting."""
-        if self.jsock is not None and select.select([self.jsock], [], [], 0)[0]:
-            data = self.jsock.recv(_RECV)
-            if not data or any(r[0] == "retire" for r in self.jreader.feed(data)):
+        """A judge that reports retire does so right after done (maybe in the same read): look without waiting. One
+        that sends it later has ended when the next job comes: sending it that job fails, and a fresh one starts."""
+        if self.jsock is not None and not self.jqueue and select.select([self.jsock], [], [], 0)[0]:
+            if self.pull_records() is not True:
                 self.stop_judge()
+                return
+        if any(r[0] == "retire" for r in self.jqueue):
+            self.stop_judge()
+
+    def _judge_lost(self):
+        """The judge closed its socket: True (and self.lost says why) when it was killed by a signal no process of
+        the job could send. Its own pid namespace holds the job's processes (or Landlock scopes their signals), so
+        the job can neither signal the judge nor anything else of the worker; a SIGKILL the worker did not send
+        then came from outside the sandbox (an operator, the OOM killer): the job is undecided, not the program's
+        failure. A judge that crashed on what the program sent (a segfault, an abort, an exit) stays the program's."""
+        status = self.judge_status()
+        contained = self.rsock is not None or "signals" in self.landlock
+        if status is None or not contained or not os.WIFSIGNALED(status) or os.WTERMSIG(status) != signal.SIGKILL:
+            return False
+        self.stop_judge()
+        self.lost = "the judge process was killed from outside the job (SIGKILL)"
+        return True
 
     def _refine(self, cand, r):
         """Turn "the candidate ended" into what happened to it (time, memory, a signal), once the zygote knows."""
@@ -336,17 +363,9 @@ class Worker(Processes, Hygiene):
         timeout = {"status": "timeout", "runtime_s": 0.0, "detail": why}
         hit = False  # the judge named what our kill ended
         deadline = time.monotonic() + _GRACE_S
-        while self.jsock is not None and time.monotonic() < deadline:
-            if not select.select([self.jsock], [], [], max(deadline - time.monotonic(), 0))[0]:
-                break
-            data = self.jsock.recv(_RECV)
-            if not data:
-                break
-            try:
-                records = self.jreader.feed(data)
-            except framing.FrameError:
-                break
-            for rec in records:
+        while self.jsock is not None:
+            while self.jqueue:
+                rec = self.jqueue.popleft()
                 if rec[0] == "end" and rec[1] in remaining:  # decided before the kill, or ended by it
                     hit = hit or rec[2] == "killed"
                     if rec[2] == "killed":
@@ -358,10 +377,13 @@ class Worker(Processes, Hygiene):
                     started = True
                 elif rec[0] == "ready":
                     started = True
-                elif rec[0] in ("prelude", "restart", "done"):
+                elif rec[0] in ("restart", "done"):  # the judge's last record of the job (a prelude comes with it)
                     if not hit:
                         self._charge(timeout, started, remaining, results)
                     return "restart"
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.jsock], [], [], left)[0] or self.pull_records() is not True:
+                break
         self.stop_judge()
         started = self._recover(remaining, results, timed_out=True) or started
         self._charge(timeout, started, remaining, results)
@@ -531,7 +553,7 @@ def main(cfg):
         if "abort" in job:  # for a job that ended before the abort came
             continue
         if worker.dirty:
-            framing.send(proto_out, {"retry": True})  # replace me and resend the job
+            framing.send(proto_out, {"retry": True, "seq": job.get("seq")})  # replace me and resend the job
             break
         if job.get("spec") is not None:
             worker.specs[job["digest"]] = job["spec"]
@@ -543,6 +565,7 @@ def main(cfg):
             worker.sweep()
             reply = {"error": f"{type(e).__name__}: {e}"}
         reply["clean"] = not worker.dirty
+        reply["seq"] = job.get("seq")  # the server drops a reply that is not to the job it sent
         framing.send(proto_out, reply)
         try:
             worker.finish_job()

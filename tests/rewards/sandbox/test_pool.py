@@ -474,10 +474,11 @@ def _worker_pids() -> list[int]:
             if p.name().startswith("python") and p.parent() and p.parent().name() == "bwrap"]
 
 
-def test_dead_worker_is_replaced(sb):
+def test_dead_worker_is_replaced_and_its_job_run_again(sb):
     label = parse_label({"format": "assert", "tests": ["assert f()"]})
     slow = [Job(f"import time\ndef f():\n    time.sleep(1.5)\n    return {i}\n", label) for i in (1, 2)]
     results: list = []
+    before = sb.info()["stats"]["rerun_lost"]
     t = threading.Thread(target=lambda: results.extend(sb.run(slow)))
     t.start()
     time.sleep(0.6)
@@ -485,10 +486,77 @@ def test_dead_worker_is_replaced(sb):
     assert len(victims) == 2
     os.kill(victims[0], signal.SIGKILL)
     t.join(60)
-    statuses = sorted(r.outcomes[0].status for r in results)
-    assert statuses == ["killed", "passed"]  # the job in flight on the dead worker; never an exception
+    # the job in flight on the killed worker was no failure of its program: it ran again on a fresh worker
+    assert [(r.outcomes[0].status, r.infra) for r in results] == [("passed", ""), ("passed", "")]
+    assert sb.info()["stats"]["rerun_lost"] == before + 1
     assert sb.run([Job(FN, parse_label(LABELS["assert"]))])[0].pass_rate == 1.0
     assert sb.info()["workers_alive"] == 2
+
+
+def _judge_pids() -> list[int]:
+    """Each worker's judge: of the two processes a worker forks, the later one (the zygote comes first)."""
+    out = []
+    for pid in _worker_pids():
+        helpers = sorted(psutil.Process(pid).children(), key=lambda p: (p.create_time(), p.pid))
+        if len(helpers) == 2:
+            out.append(helpers[1].pid)
+    return out
+
+
+SLOW3 = parse_label({"format": "assert", "tests": ["assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3"]})
+SLOW_RIGHT = "import time\ndef f(x):\n    time.sleep(0.4)\n    return x\n"
+
+
+def test_a_judge_killed_from_outside_costs_no_verdict(sb):
+    # SIGKILL from outside the job (here: this process; an operator, the OOM killer) is not the program's doing:
+    # no process of the job can signal the judge (its own pid namespace holds them). The job runs again.
+    before = sb.info()["stats"]["rerun_lost"]
+    results: list = []
+    t = threading.Thread(target=lambda: results.extend(sb.run([Job(SLOW_RIGHT + f"# {i}\n", SLOW3) for i in (1, 2)])))
+    t.start()
+    time.sleep(0.6)  # both jobs mid-test (each test takes 0.4 s)
+    judges = _judge_pids()
+    assert len(judges) == 2
+    for pid in judges:
+        os.kill(pid, signal.SIGKILL)
+    t.join(60)
+    assert [(r.pass_rate, r.infra) for r in results] == [(1.0, ""), (1.0, "")], \
+        [[(o.status, o.detail[:80]) for o in r.outcomes] for r in results]
+    assert sb.info()["stats"]["rerun_lost"] == before + 2
+
+
+def test_a_job_lost_twice_is_reported_as_cut_never_as_the_programs_failure():
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=1, test_timeout_s=2.0, job_timeout_s=10.0)) as s:
+        results: list = []
+        t = threading.Thread(target=lambda: results.extend(s.run([Job(SLOW_RIGHT, SLOW3)])))
+        t.start()
+        killed: set[int] = set()
+        deadline = time.monotonic() + 20
+        while t.is_alive() and time.monotonic() < deadline:  # every judge, as soon as the job is mid-test
+            time.sleep(0.5)
+            for pid in set(_judge_pids()) - killed:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+        t.join(30)
+        (r,) = results
+        assert r.infra == "lost" and len(killed) >= 2, (r, killed)
+        assert s.info()["stats"]["lost"] == 1 and s.info()["stats"]["rerun_lost"] == 1
+        assert "killed from outside the job" in r.detail
+
+
+@pytest.mark.parametrize("how", ["kill_itself", "close_its_channel", "kill_its_parent", "exit"])
+def test_a_program_cannot_pass_for_a_lost_job(sb, how):
+    # What a program does to itself (or to whatever of the sandbox it can reach) is its own verdict, never "lost":
+    # no rerun, no neutral reward.
+    body = {"kill_itself": "os.kill(os.getpid(), signal.SIGKILL)", "close_its_channel": "os.close(3)",
+            "kill_its_parent": "os.kill(os.getppid(), signal.SIGKILL)\n    os.kill(1, signal.SIGKILL)",
+            "exit": "os._exit(0)"}[how]
+    before = sb.info()["stats"]
+    code = f"import os, signal\ndef f(x):\n    {body}\n    return x\n"
+    (r,) = sb.run([Job(code, SLOW3)])
+    assert r.infra == "" and r.passed == 0, [(o.status, o.detail[:80]) for o in r.outcomes]
+    after = sb.info()["stats"]
+    assert (after["rerun_lost"], after["lost"]) == (before["rerun_lost"], before["lost"])
 
 
 def test_info_and_isolation(sb):
