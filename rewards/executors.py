@@ -49,10 +49,15 @@ LOST_DETAIL = "cut: its executor failed and no live one could rerun it in the ba
 class FairShare:
     """Admits the chunks of concurrent batches to the workers in turn, one chunk per batch, round-robin, while
     the jobs admitted stay within `capacity` (about two per worker): a batch that arrives behind a large one
-    waits for a chunk of it, not for all of it (the pool behind runs its queue first come, first served)."""
+    waits for a chunk of it, not for all of it (the pool behind runs its queue first come, first served).
 
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
+    A chunk counts against the capacity until it ends or `hold_s` passes, whichever is first: a chunk still
+    running then holds a job that exceeded its probe (rerun in the pool's slow lane) or a slow one, and the
+    first runs of the jobs behind it must not wait for those (the pool runs every first run it has before any
+    rerun)."""
+
+    def __init__(self, capacity: int, hold_s: float = 1.0) -> None:
+        self.capacity, self.hold_s = capacity, hold_s
         self.used = 0
         self._queues: OrderedDict[object, deque[tuple[int, asyncio.Future]]] = OrderedDict()
 
@@ -171,7 +176,8 @@ class BaseExecutor:
         loop = asyncio.get_running_loop()
         fair = self._fair.get(loop)
         if fair is None:
-            fair = self._fair[loop] = FairShare(self.capacity)
+            # A first run lasts about its probe per test: twice that, and a chunk still running is past them.
+            fair = self._fair[loop] = FairShare(self.capacity, max(1.0, 2 * self.sandbox_cfg.probe_s))
         fair.capacity = self.capacity  # a Ray executor's workers come and go with its actors
         return fair
 
@@ -296,6 +302,10 @@ class BaseExecutor:
                 self._wait(chunks, t0 + deadline_s + _LATE_S, deadline_s, len(todo) - len(lent)),
                 *(self._borrow(k, borrowed[k], todo, jobs, t0 + deadline_s, deadline_s, owned, reran, batch)
                   for k in lent))
+        except BaseException:  # cancelled (a client gone, a shutdown) or failed: its jobs stop now, in the pools too
+            for _, task in chunks:
+                task.cancel()
+            raise
         finally:  # chunks abandoned, the batch cancelled or failed: those awaiting its runs run them themselves
             for k in list(owned):
                 self._settle(k, None, owned)
@@ -352,10 +362,19 @@ class BaseExecutor:
             await asyncio.wait_for(fair.acquire(batch, len(jobs)), max(deadline - t0, 0.0))
         except TimeoutError:
             return [_cut(job, time.monotonic() - t0) for job in jobs]
+        held = [True]
+
+        def release() -> None:
+            if held[0]:
+                held[0] = False
+                fair.release(len(jobs))
+
+        timer = asyncio.get_running_loop().call_later(fair.hold_s, release)
         try:
             return await self._run_chunk(jobs, max(deadline - time.monotonic(), 0.0))
         finally:
-            fair.release(len(jobs))
+            timer.cancel()
+            release()
 
     def _start(self, keys: list[bytes], todo: OrderedDict[bytes, list[int]], jobs: list[Job], deadline: float,
                progress: Callable[[int], None] | None = None, owned: dict[bytes, asyncio.Future] | None = None,
@@ -378,7 +397,12 @@ class BaseExecutor:
         """Each key's result, None for those whose chunk did not answer by `deadline` (a monotonic time: the
         batch deadline plus the time a chunk may take to bring back what the pool cut)."""
         tasks = [task for _, task in chunks]
-        done, pending = await asyncio.wait(tasks, timeout=max(deadline - time.monotonic(), 0.0)) if tasks else ((), ())
+        try:
+            done, pending = await asyncio.wait(tasks, timeout=max(deadline - time.monotonic(), 0.0)) if tasks else ((), ())
+        except asyncio.CancelledError:
+            for t in tasks:
+                t.cancel()
+            raise
         # Chunks that still did not answer (the pools cut at the deadline: an actor lost or stuck) are
         # abandoned; their results are dropped.
         for t in pending:

@@ -520,6 +520,15 @@ def _descendants(pid: int) -> set[int]:
     return out
 
 
+def _alive(pid: int) -> bool:
+    """pid runs (a zombie has ended: only its exit status is left to reap)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_the_token_comes_from_a_file_or_the_environment_and_never_shows(tmp_path, data_path):
     secret = "file-s3cret-9f2c"
     token_file = tmp_path / "token"
@@ -590,8 +599,10 @@ def test_sigterm_lets_batches_in_flight_finish_then_answers_503(tmp_path, data_p
         with pytest.raises(httpx.TransportError):  # no new requests: the port is closed
             httpx.post(f"{s.url}/get_reward", json={"query": quick}, timeout=10)
         assert s.proc.wait(timeout=30) in CLEAN_EXIT
-        time.sleep(0.5)
-        assert not [p for p in procs if os.path.exists(f"/proc/{p}")], "processes of the server outlived it"
+        deadline = time.monotonic() + 10  # what died with the server is reaped by init a moment later
+        while (left := [p for p in procs if _alive(p)]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not left, f"processes of the server outlived it: {left}"
         out = s.output()
         assert "Traceback" not in out and "CancelledError" not in out, out
     finally:
