@@ -5,7 +5,8 @@
 
 POST /get_reward {"query": [...], "prompts"?: [...], "labels"?: [...]} -> {"rewards", "scores", "extra_logs"}.
 Lookup lives in rewards/prompt_index.py, extraction in rewards/extract.py, the reward in
-rewards/code_reward.py, execution in rewards/executors.py (rewards/sandbox/ underneath).
+rewards/code_reward.py, execution in rewards/executors.py (rewards/sandbox/ underneath). Faults, shutdown,
+the token and how concurrent clients share the sandboxes: docs/reward_server.md.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
     metrics = Metrics()
     token = cfg.server.auth_token.get_secret_value() if cfg.server.auth_token is not None else ""
     max_body = int(cfg.server.max_body_mb * 2**20)
-    state = {"batches": 0, "bad_labels": 0, "started": time.time()}
+    state = {"batches": 0, "bad_labels": 0, "started": time.time(), "in_flight": 0}
     lock = threading.Lock()
     grace = cfg.server.shutdown_grace_s
     shutdown = {"since": None}  # monotonic time of SIGTERM (uvicorn's shutdown): no new batches from then on
@@ -141,8 +142,7 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
         """Stop taking batches; those in flight get `grace` seconds, then a 503 (on the event loop)."""
         if shutdown["since"] is None:
             shutdown["since"] = time.monotonic()
-            log.info("shutting down: new batches get 503; %d in flight have %.0fs to finish",
-                     int(metrics.in_flight._value.get()), grace)
+            log.info("shutting down: new batches get 503; %d in flight have %gs to finish", state["in_flight"], grace)
             asyncio.get_running_loop().call_later(grace, grace_over.set)
 
     @contextlib.asynccontextmanager
@@ -200,11 +200,13 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
             raise _bad(503, "the reward server is shutting down and takes no new batches: send it to another one")
         t0 = time.monotonic()
         metrics.in_flight.inc()
+        state["in_flight"] += 1
         try:
             items = await until_shutdown(ascore(scorer, executor, queries, prompts, labels,
                                                 cfg.server.batch_deadline_s - (time.monotonic() - t0)))
         finally:
             metrics.in_flight.dec()
+            state["in_flight"] -= 1
         return await asyncio.to_thread(finish_batch, items, time.monotonic() - t0)
 
     async def until_shutdown(scoring):
@@ -250,12 +252,12 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
             st = getattr(executor, "last_stats", {})
             log.info("batch %d: %d queries in %.2fs | reward %.3f pass %.3f format %.3f syntax %.3f "
                      "all_passed %.3f unmatched %.3f no_code %.3f timeout %.3f | executed %s cache_hits %s "
-                     "(result_cache %s, evicted %s, %s entries, %s MB) deadline_cut %s (rate %.3f)", batch, len(items),
+                     "(result_cache %s, evicted %s, %s entries, %s MB) deadline_cut %s executor_cut %s (rate %.3f)", batch, len(items),
                      seconds, m["reward"], m["correctness"], m["format"], m["syntax"], m["all_passed"],
                      m["unmatched"], m["no_code"], m["timeout"], st.get("executed", 0), st.get("cache_hits", 0),
                      st.get("result_cache_hits", "off"), st.get("result_cache_evictions", 0),
                      st.get("result_cache_entries", 0), st.get("result_cache_mb", 0),
-                     st.get("deadline_cut", 0) + st.get("deadline_missed", 0), m["cut"])
+                     st.get("deadline_cut", 0) + st.get("deadline_missed", 0), st.get("executor_cut", 0), m["cut"])
         return JSONResponse(openrlhf_answer(items))
 
     @app.get("/health", summary="Readiness, dataset fingerprint, isolation mode")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -39,7 +40,8 @@ pytestmark = pytest.mark.timeout(180)
 @pytest.fixture(scope="module")
 def ray_address():
     import ray  # a test dependency (pyproject extra "ray"): never skipped
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    # "local": a new instance, whatever address a cluster (this module's cluster_utils one) left in /tmp/ray
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
         address = ray.get_runtime_context().gcs_address
         assert address.startswith("127.0.0.1:"), address
@@ -281,7 +283,8 @@ def _node_sockets(address: str) -> dict[str, str]:
     script = (f"import json, logging, ray; ray.init(address={address!r}, logging_level=logging.WARNING, "
               "log_to_driver=False); print(json.dumps({n['NodeID']: n['RayletSocketName'] for n in ray.nodes() "
               "if n['Alive']}))")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}  # keeps a loopback address (RayExecutor.start)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
