@@ -704,7 +704,7 @@ class RayExecutor(BaseExecutor):
                 with contextlib.suppress(Exception):  # the actor may already be gone; ray.kill frees it anyway
                     ray.get(a.handle.close.remote(), timeout=10)
                 self._kill(a)
-            if self._owns_ray:
+            if self._owns_ray and not self._problem.startswith("lost the Ray cluster"):  # no session to end
                 ray.shutdown()
 
     # ------------------------------------------------------------------ what /health and /metrics read

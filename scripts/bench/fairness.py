@@ -42,10 +42,10 @@ from scripts.bench.workloads import write_jsonl  # noqa: E402
 PROMPTS = 64
 
 
-def start(root: Path, data: Path, workers: int) -> tuple[subprocess.Popen, str]:
-    """The server of the checkout at root on a free port; its URL."""
+def start(root: Path, data: Path, workers: int, extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
+    """The server of the checkout at root on a free port (result cache off); its URL."""
     cmd = [sys.executable, str(root / "rewards" / "reward_server.py"), "--data_path", str(data), "--port", "0",
-           "--workers", str(workers), "--cache_size", "0", "--log_level", "warning"]
+           "--workers", str(workers), "--cache_size", "0", "--log_level", "warning", *extra]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(root)}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=str(root))
     lines = []
@@ -57,6 +57,14 @@ def start(root: Path, data: Path, workers: int) -> tuple[subprocess.Popen, str]:
             return proc, m.group(1)
     proc.wait()
     raise SystemExit(f"the server at {root} did not start:\n" + "".join(lines))
+
+
+def checkout(ref: str, dest: Path) -> Path:
+    """This repository at git ref `ref`, extracted into dest (a baseline to run beside this checkout)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", ref], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
 
 
 def post(client: httpx.Client, url: str, queries: list[str]) -> float:
@@ -121,10 +129,7 @@ def main() -> None:
         runs = {}
         if args.baseline_ref:
             base = Path(tmp) / "baseline"
-            base.mkdir()
-            archive = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", args.baseline_ref], check=True,
-                                     capture_output=True).stdout
-            subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+            checkout(args.baseline_ref, base)
             runs[f"baseline ({args.baseline_ref})"] = measure(base, data, args, "base")
         runs["this checkout"] = measure(REPO_ROOT, data, args, "ours")
     print(json.dumps({"args": vars(args), "runs": runs}, indent=1))
