@@ -176,8 +176,10 @@ class BaseExecutor:
         loop = asyncio.get_running_loop()
         fair = self._fair.get(loop)
         if fair is None:
-            # A first run lasts about its probe per test: twice that, and a chunk still running is past them.
-            fair = self._fair[loop] = FairShare(self.capacity, max(1.0, 2 * self.sandbox_cfg.probe_s))
+            # A job exceeding its probe leaves the fast lane within the probe: a chunk still running after twice
+            # that holds reruns or slow programs (with no probe, no reruns: a second bounds the wait).
+            probe = self.sandbox_cfg.probe_s
+            fair = self._fair[loop] = FairShare(self.capacity, 2 * probe if probe > 0 else 1.0)
         fair.capacity = self.capacity  # a Ray executor's workers come and go with its actors
         return fair
 
