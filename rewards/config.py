@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from coderl.configs import CONFIG_DIR
 from coderl.rewards.extract import AnswerFormat
@@ -120,14 +120,19 @@ class RewardConfig(_Section):
 class ServerConfig(_Section):
     """The HTTP server (rewards/reward_server.py)."""
 
-    host: str = Field("127.0.0.1", description="Bind address; use 0.0.0.0 only with --auth_token for multi-node.")
+    host: str = Field("127.0.0.1", description="Bind address; use 0.0.0.0 only with a token (CODERL_AUTH_TOKEN or "
+                                               "--auth_token_file) for multi-node.")
     port: int = Field(5000, ge=0, le=65535, description="TCP port (0 = pick a free one).")
     data_path: str | None = Field(None, description="JSONL written by data/preprocess.py.")
-    auth_token: str | None = Field(None, description="Shared secret; also read from CODERL_AUTH_TOKEN.")
+    auth_token: SecretStr | None = Field(None, description="Shared secret, inline: as a flag every local user reads it "
+                                                           "in ps (warned); prefer CODERL_AUTH_TOKEN or --auth_token_file.")
+    auth_token_file: str | None = Field(None, description="File whose first line is the shared secret (keep it mode 600).")
     max_body_mb: float = Field(64.0, gt=0, description="Largest accepted request body.")
     max_query_chars: int = Field(2_000_000, ge=1, description="Largest single query string.")
     max_batch_queries: int = Field(16384, ge=1, description="Most queries accepted in one request.")
     batch_deadline_s: float = Field(150.0, gt=0, description="Per-batch deadline; stays under OpenRLHF's 180 s timeout.")
+    shutdown_grace_s: float = Field(30.0, ge=0, le=600, description="On SIGTERM: new requests get 503 at once, batches in "
+                                    "flight have this long to finish, then get a 503 (resend them elsewhere).")
     log_every_n_batches: int = Field(10, ge=1, description="Log one line of batch stats every N batches.")
     unmatched_warn_rate: float = Field(0.05, ge=0, le=1, description="Warn on every batch whose fraction of queries matching no problem reaches this (they get unmatched_reward).")
     reward_log: str | None = Field(None, description="Append one JSON line of per-batch means (reward, components, pass and unmatched rates, seconds) to this file; plot: python -m coderl.rewards.reward_log FILE.")
@@ -140,6 +145,7 @@ class ServerConfig(_Section):
     ray_address: str | None = Field(None, description="Existing Ray cluster address for --executor ray ('auto' = the local one).")
     ray_actors: int = Field(2, ge=1, description="Sandbox actors to start on the Ray cluster (each with --workers warm workers).")
     ray_ship_code: bool = Field(True, description="Send the rewards package to the actors (runtime_env py_modules); turn off when every node has coderl installed.")
+    ray_health_s: float = Field(5.0, gt=0, le=300, description="How often the Ray executor checks that its cluster answers and its actors live (a lost actor is replaced, a lost cluster reconnected to).")
     tokenizer: str | None = Field(None, description="Optional tokenizer path for exact chat-template matching.")
 
 
@@ -153,6 +159,35 @@ class CoderlConfig(_Section):
 
 class ConfigError(ValueError):
     """A config file or override that does not validate; the message names the file and field."""
+
+
+AUTH_TOKEN_ENV = "CODERL_AUTH_TOKEN"
+
+
+def resolve_auth_token(server: ServerConfig, environ=os.environ) -> tuple[SecretStr | None, str]:
+    """The server's token and where it came from (--auth_token_file, CODERL_AUTH_TOKEN, or auth_token inline);
+    two sources at once, or an unreadable or empty file, is a ConfigError naming them."""
+    sources = []
+    if server.auth_token_file:
+        path = Path(server.auth_token_file)
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise ConfigError(f"--auth_token_file {path}: cannot read it: {e.strerror}") from None
+        token = text.splitlines()[0].strip() if text.strip() else ""
+        if not token:
+            raise ConfigError(f"--auth_token_file {path}: empty (the first line is the token)")
+        sources.append((f"--auth_token_file {path}", token))
+    if environ.get(AUTH_TOKEN_ENV):
+        sources.append((AUTH_TOKEN_ENV, environ[AUTH_TOKEN_ENV]))
+    if server.auth_token is not None and server.auth_token.get_secret_value():
+        sources.append(("auth_token", server.auth_token.get_secret_value()))
+    if len(sources) > 1:
+        raise ConfigError("the auth token is given " + " and ".join(n for n, _ in sources) + ": give it once")
+    if not sources:
+        return None, ""
+    name, token = sources[0]
+    return SecretStr(token), name
 
 
 def load_config(path: str | os.PathLike | None = None) -> CoderlConfig:

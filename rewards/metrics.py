@@ -76,6 +76,10 @@ class Metrics:
         """Expose the result cache's counters, read at scrape time (zeros while the cache is off)."""
         self.registry.register(_ResultCacheCollector(stats))
 
+    def watch_executor(self, executor) -> None:
+        """Expose the executor's readiness and, for Ray, its live actors per node and its fault counters."""
+        self.registry.register(_ExecutorCollector(executor))
+
     def observe_batch(self, items: Sequence[RewardBreakdown], seconds: float) -> None:
         """Record one finished batch."""
         n = len(items)
@@ -128,3 +132,39 @@ class _ResultCacheCollector(Collector):
         yield GaugeMetricFamily("coderl_result_cache_entries", "Results in the result cache.", value=st.entries)
         yield GaugeMetricFamily("coderl_result_cache_bytes", "Estimated memory of the result cache.",
                                 value=st.bytes)
+
+
+class _ExecutorCollector(Collector):
+    """Read at scrape time from the executor (rewards/executors.py): whether it can score, and where."""
+
+    _COUNTS = (("actor_failures", "Ray sandbox actors a call failed on (dropped and replaced)."),
+               ("actors_replaced", "Ray sandbox actors started to replace lost ones."),
+               ("chunks_rerun", "Chunks of jobs run again on another actor after theirs failed."),
+               ("chunks_lost", "Chunks of jobs cut because no live actor could run them (the cut reward)."),
+               ("reconnects", "Reconnections to a Ray cluster whose GCS was lost."))
+
+    def __init__(self, executor) -> None:
+        self._executor = executor
+
+    def collect(self):
+        ready, _ = self._executor.readiness()
+        info = self._executor.info()
+        yield GaugeMetricFamily("coderl_executor_ready", "1 while the executor can score (GET /health says why not).",
+                                value=float(ready))
+        if "workers_alive" in info:
+            yield GaugeMetricFamily("coderl_sandbox_workers_alive", "Live sandbox workers of the local pool.",
+                                    value=info["workers_alive"])
+        if "actor_nodes" not in info:
+            return
+        yield GaugeMetricFamily("coderl_ray_actors_alive", "Live Ray sandbox actors.", value=info["actors"])
+        yield GaugeMetricFamily("coderl_ray_actors_wanted", "Ray sandbox actors asked for (--ray_actors).",
+                                value=info["actors_wanted"])
+        per_node = GaugeMetricFamily("coderl_ray_node_actors", "Live Ray sandbox actors per node.", labels=["node"])
+        nodes: dict[str, int] = {}
+        for a in info["actor_nodes"]:
+            nodes[a["node_id"]] = nodes.get(a["node_id"], 0) + 1
+        for node, n in sorted(nodes.items()):
+            per_node.add_metric([node], n)
+        yield per_node
+        for name, doc in self._COUNTS:
+            yield CounterMetricFamily(f"coderl_ray_{name}", doc, value=info.get(name, 0))

@@ -5,7 +5,8 @@
 
 POST /get_reward {"query": [...], "prompts"?: [...], "labels"?: [...]} -> {"rewards", "scores", "extra_logs"}.
 Lookup lives in rewards/prompt_index.py, extraction in rewards/extract.py, the reward in
-rewards/code_reward.py, execution in rewards/executors.py (rewards/sandbox/ underneath).
+rewards/code_reward.py, execution in rewards/executors.py (rewards/sandbox/ underneath). Faults, shutdown,
+the token and how concurrent clients share the sandboxes: docs/reward_server.md.
 """
 
 from __future__ import annotations
@@ -38,12 +39,14 @@ try:
     from coderl.rewards.api import RewardRequest, RewardResponse
     from coderl.rewards.code_reward import TermError, batch_means, openrlhf_answer, terms
     from coderl.rewards.config import (
+        AUTH_TOKEN_ENV,
         DEFAULT_CONFIG_PATH,
         CoderlConfig,
         ConfigError,
         add_cli_flags,
         apply_cli_overrides,
         load_config,
+        resolve_auth_token,
     )
     from coderl.rewards.metrics import Metrics
     from coderl.rewards.pipeline import Scorer, ascore
@@ -127,10 +130,20 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
     if reward_log is None and cfg.server.reward_log:
         reward_log = RewardLog(cfg.server.reward_log)
     metrics = Metrics()
-    token = cfg.server.auth_token
+    token = cfg.server.auth_token.get_secret_value() if cfg.server.auth_token is not None else ""
     max_body = int(cfg.server.max_body_mb * 2**20)
-    state = {"batches": 0, "bad_labels": 0, "started": time.time()}
+    state = {"batches": 0, "bad_labels": 0, "started": time.time(), "in_flight": 0}
     lock = threading.Lock()
+    grace = cfg.server.shutdown_grace_s
+    shutdown = {"since": None}  # monotonic time of SIGTERM (uvicorn's shutdown): no new batches from then on
+    grace_over = asyncio.Event()
+
+    def begin_shutdown() -> None:
+        """Stop taking batches; those in flight get `grace` seconds, then a 503 (on the event loop)."""
+        if shutdown["since"] is None:
+            shutdown["since"] = time.monotonic()
+            log.info("shutting down: new batches get 503; %d in flight have %gs to finish", state["in_flight"], grace)
+            asyncio.get_running_loop().call_later(grace, grace_over.set)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -141,9 +154,10 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
 
     app = FastAPI(title="coderl reward server", version=_version(), lifespan=lifespan,
                   description="Unit-test rewards for OpenRLHF: POST /get_reward with {\"query\": [...]}.")
-    app.state.metrics, app.state.scorer = metrics, scorer
+    app.state.metrics, app.state.scorer, app.state.begin_shutdown = metrics, scorer, begin_shutdown
     cache = getattr(executor, "result_cache", None)
     metrics.watch_result_cache(lambda: cache.stats() if cache is not None else None)
+    metrics.watch_executor(executor)
 
     def check_auth(request: Request) -> None:
         if not token:
@@ -182,14 +196,36 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
         # event loop keeps answering /health while a batch is parsed, prepared and scored.
         queries, prompts, labels = await asyncio.to_thread(_parse_request, raw, cfg)
         del raw
+        if shutdown["since"] is not None:
+            raise _bad(503, "the reward server is shutting down and takes no new batches: send it to another one")
         t0 = time.monotonic()
         metrics.in_flight.inc()
+        state["in_flight"] += 1
         try:
-            items = await ascore(scorer, executor, queries, prompts, labels,
-                                 cfg.server.batch_deadline_s - (time.monotonic() - t0))
+            items = await until_shutdown(ascore(scorer, executor, queries, prompts, labels,
+                                                cfg.server.batch_deadline_s - (time.monotonic() - t0)))
         finally:
             metrics.in_flight.dec()
+            state["in_flight"] -= 1
         return await asyncio.to_thread(finish_batch, items, time.monotonic() - t0)
+
+    async def until_shutdown(scoring):
+        """The batch's result, unless the shutdown grace runs out first: then its jobs are cut and the client
+        gets a 503 (the batch has no verdicts to answer with)."""
+        task = asyncio.ensure_future(scoring)
+        over = asyncio.ensure_future(grace_over.wait())
+        try:
+            await asyncio.wait((task, over), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            over.cancel()
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if task.cancelled():
+            raise _bad(503, f"the reward server shut down before this batch finished (shutdown grace "
+                            f"{grace:g}s, --shutdown_grace_s): send it again, to another server")
+        return task.result()
 
     def finish_batch(items: list, seconds: float) -> Response:
         """Metrics, the periodic log line and the JSON answer of one scored batch."""
@@ -216,17 +252,20 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
             st = getattr(executor, "last_stats", {})
             log.info("batch %d: %d queries in %.2fs | reward %.3f pass %.3f format %.3f syntax %.3f "
                      "all_passed %.3f unmatched %.3f no_code %.3f timeout %.3f | executed %s cache_hits %s "
-                     "(result_cache %s, evicted %s, %s entries, %s MB) deadline_cut %s (rate %.3f)", batch, len(items),
+                     "(result_cache %s, evicted %s, %s entries, %s MB) deadline_cut %s executor_cut %s (rate %.3f)", batch, len(items),
                      seconds, m["reward"], m["correctness"], m["format"], m["syntax"], m["all_passed"],
                      m["unmatched"], m["no_code"], m["timeout"], st.get("executed", 0), st.get("cache_hits", 0),
                      st.get("result_cache_hits", "off"), st.get("result_cache_evictions", 0),
                      st.get("result_cache_entries", 0), st.get("result_cache_mb", 0),
-                     st.get("deadline_cut", 0) + st.get("deadline_missed", 0), m["cut"])
+                     st.get("deadline_cut", 0) + st.get("deadline_missed", 0), st.get("executor_cut", 0), m["cut"])
         return JSONResponse(openrlhf_answer(items))
 
     @app.get("/health", summary="Readiness, dataset fingerprint, isolation mode")
     async def health():
-        return {"ready": True, "version": _version(),
+        ready, why = executor.readiness()
+        if shutdown["since"] is not None:
+            ready, why = False, "shutting down"
+        return {"ready": ready, "not_ready": None if ready else why, "version": _version(),
                 "dataset": {"path": index.path, "rows": len(index), "sha256": index.sha256},
                 "isolation": executor.info(), "workers": executor.workers, "executor": executor.name,
                 "index": index.stats.as_dict(), "uptime_s": round(time.time() - state["started"], 1)}
@@ -310,9 +349,18 @@ def main(argv: list[str] | None = None) -> int:
     log.info("config: %s", os.path.abspath(source) if source else
              f"built-in defaults (no {DEFAULT_CONFIG_PATH})")
     s = cfg.server
-    if not s.auth_token and os.environ.get("CODERL_AUTH_TOKEN"):
-        cfg = cfg.model_copy(update={"server": s.model_copy(update={"auth_token": os.environ["CODERL_AUTH_TOKEN"]})})
-        s = cfg.server
+    try:
+        token, token_source = resolve_auth_token(s)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.server__auth_token is not None:
+        log.warning("--auth_token puts the secret on the command line, where every local user reads it (ps, "
+                    "/proc/PID/cmdline): use %s=... or --auth_token_file FILE instead", AUTH_TOKEN_ENV)
+    cfg = cfg.model_copy(update={"server": s.model_copy(update={"auth_token": token})})
+    s = cfg.server
+    if token is not None:
+        log.info("auth token: from %s", token_source)
     if not s.data_path:
         print("error: --data_path is required (the JSONL written by data/preprocess.py)", file=sys.stderr)
         return 2
@@ -329,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     log.info(describe(index))
     if not _is_loopback(s.host) and not s.auth_token:
         log.warning("!!! listening on %s WITHOUT an auth token: anyone who can reach this port can make "
-                    "this machine run code. Set --auth_token or CODERL_AUTH_TOKEN. !!!", s.host)
+                    "this machine run code. Set %s or --auth_token_file. !!!", s.host, AUTH_TOKEN_ENV)
     try:
         reward_log = RewardLog(s.reward_log) if s.reward_log else None
     except OSError as e:
@@ -351,6 +399,10 @@ def main(argv: list[str] | None = None) -> int:
     app = create_app(cfg, index, executor, reward_log=reward_log)
 
     class _Server(uvicorn.Server):
+        async def shutdown(self, sockets=None):
+            app.state.begin_shutdown()
+            await super().shutdown(sockets)
+
         async def startup(self, sockets=None):
             await super().startup(sockets)
             if self.started and self.servers and self.servers[0].sockets:
@@ -358,7 +410,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"coderl reward server listening on http://{s.host}:{port}", flush=True)
 
     server = _Server(uvicorn.Config(app, host=s.host, port=s.port, log_level=args.log_level,
-                                    access_log=False, timeout_graceful_shutdown=5))
+                                    access_log=False,
+                                    # a backstop past the grace: by then every batch has had its answer
+                                    timeout_graceful_shutdown=s.shutdown_grace_s + 10))
     try:
         server.run()
     finally:

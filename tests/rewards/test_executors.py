@@ -1,11 +1,18 @@
-"""rewards/executors.py: the batch deadline carried down to the pools (LocalExecutor, RayExecutor), and
-RayExecutor through the real server: Ray actors, each holding a warm Sandbox pool, on a local Ray instance
-bound to loopback (started here, shut down in teardown)."""
+"""rewards/executors.py: the batch deadline carried down to the pools (LocalExecutor, RayExecutor), turns
+among concurrent batches (FairShare), and RayExecutor through the real server: Ray actors, each holding a warm
+Sandbox pool, on a local Ray instance bound to loopback (started here, shut down in teardown), and on a
+3-node cluster of Ray's own cluster_utils, where a node and then the head are removed mid-run."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -15,7 +22,17 @@ from coderl.rewards.executors import LocalExecutor, RayExecutor
 from coderl.rewards.labels import parse_label
 from coderl.rewards.result_cache import ResultCache
 from coderl.rewards.sandbox import Job
-from tests.support import PARTIAL_RATE, PROBLEMS, SYSTEM_THINK, ServerProc, chatml, rows, think, write_jsonl
+from tests.support import (
+    PARTIAL_RATE,
+    PROBLEMS,
+    SYSTEM_THINK,
+    ServerProc,
+    chatml,
+    rows,
+    run_server_expecting_exit,
+    think,
+    write_jsonl,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -23,7 +40,8 @@ pytestmark = pytest.mark.timeout(180)
 @pytest.fixture(scope="module")
 def ray_address():
     import ray  # a test dependency (pyproject extra "ray"): never skipped
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    # "local": a new instance, whatever address a cluster (this module's cluster_utils one) left in /tmp/ray
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
         address = ray.get_runtime_context().gcs_address
         assert address.startswith("127.0.0.1:"), address
@@ -215,3 +233,138 @@ def test_a_joiner_runs_the_key_itself_when_the_owners_run_gives_no_verdict(cache
     if first is not None:
         assert first[0].infra in ("deadline", "probe")
     assert not cached._inflight  # nothing left reserved
+
+
+def test_a_small_batch_is_not_held_behind_a_large_one():
+    """FairShare: a batch arriving behind a large one takes turns with it, chunk by chunk."""
+    slow = "import time\ndef f(x):\n    time.sleep(0.15)\n    return x + 1\n"
+    ex = LocalExecutor(CFG.model_copy(update={"probe_s": 0.0}))
+    ex.start()
+    try:
+        async def both():
+            t0 = time.monotonic()
+            big = asyncio.ensure_future(ex.run([Job(slow + f"# big {i}\n", LABEL) for i in range(32)], 60))
+            await asyncio.sleep(0.3)
+            t1 = time.monotonic()
+            small = await ex.run([Job(slow + f"# small {i}\n", LABEL) for i in range(2)], 60)
+            small_s = time.monotonic() - t1
+            res = await big
+            return small, small_s, res, time.monotonic() - t0, big.done()
+
+        small, small_s, big, big_s, _ = asyncio.run(both())
+        assert [r.pass_rate for r in small + big] == [1.0] * 34
+        # 32 jobs of ~0.3 s on 2 workers: ~5 s; first come, first served, the small batch waited all of it
+        assert small_s < big_s / 3, (small_s, big_s)
+    finally:
+        ex.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ray_start_up_errors_name_the_address_and_the_cause_at_once(tmp_path):
+    address = f"127.0.0.1:{_free_port()}"
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=f"cannot reach the Ray cluster at --ray_address {address}: .*refused"):
+        RayExecutor(CFG, address).start()
+    assert time.monotonic() - t0 < 10
+    data = write_jsonl(tmp_path / "train.jsonl", rows())
+    p = run_server_expecting_exit(["--data_path", str(data), "--port", "0", "--executor", "ray", "--ray_address", address])
+    assert p.returncode == 1 and f"cannot reach the Ray cluster at --ray_address {address}" in p.stderr, p.stderr
+    assert "refused" in p.stderr and "Traceback" not in p.stderr
+
+
+def _node_sockets(address: str) -> dict[str, str]:
+    """Ray node id -> raylet socket of each node of the cluster at address (asked by a driver of its own: this
+    process's Ray is the module fixture's)."""
+    script = (f"import json, logging, ray; ray.init(address={address!r}, logging_level=logging.WARNING, "
+              "log_to_driver=False); print(json.dumps({n['NodeID']: n['RayletSocketName'] for n in ray.nodes() "
+              "if n['Alive']}))")
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}  # keeps a loopback address (RayExecutor.start)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True, env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _right(tag: str, n: int) -> list[str]:
+    code = "import time\ndef mul(a, b):\n    time.sleep(0.05)\n    return a * b\n"
+    return [chatml(SYSTEM_THINK, PROBLEMS["assert"][0], think(code + f"# {tag} {i}")) for i in range(n)]
+
+
+def _lost(out: dict) -> int:
+    """Right programs that got neither their reward nor the cut report."""
+    return sum(s != 1.0 and c != 1.0 for s, c in zip(out["scores"], out["extra_logs"]["reward/cut"], strict=True))
+
+
+def _until(check, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.5)
+    raise AssertionError(f"not within {timeout_s:.0f}s: {what}")
+
+
+@pytest.mark.timeout(600)
+def test_a_lost_ray_node_and_a_lost_head_cost_no_right_program(tmp_path):
+    """A 3-node cluster (Ray's cluster_utils), 2 actors: the node of one is removed mid-batch. Its chunks rerun
+    on the live actor, the next batch never picks the dead one, it is replaced on the free node, and /health and
+    /metrics say so. Then the head is removed: readiness turns false with the reason, and a batch is reported
+    cut, never scored 0."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, connect=False,
+                      head_node_args={"num_cpus": 0, "include_dashboard": False, "node_ip_address": "127.0.0.1"})
+    server = None
+    try:
+        nodes = [cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1") for _ in range(3)]
+        data = write_jsonl(tmp_path / "train.jsonl", rows())
+        server = ServerProc(["--data_path", str(data), "--port", "0", "--executor", "ray", "--ray_address",
+                             cluster.address, "--ray_actors", "2", "--workers", "1", "--ray_health_s", "1",
+                             "--probe_s", "0", "--test_timeout_s", "10", "--chunk_size", "2"], timeout_s=300)
+
+        def health() -> dict:
+            return httpx.get(f"{server.url}/health", timeout=30).json()
+
+        h = health()
+        iso = h["isolation"]
+        assert h["ready"] and iso["actors"] == 2 and len(iso["nodes"]) == 2, h
+        sockets = _node_sockets(cluster.address)
+        victim_id = next(n for n in iso["nodes"] if n != iso["driver_node"])
+        victim = next(n for n in nodes if n.raylet_socket_name == sockets[victim_id])
+
+        batch = _right("first", 24)
+        with ThreadPoolExecutor(1) as pool:
+            first = pool.submit(httpx.post, f"{server.url}/get_reward", json={"query": batch}, timeout=300)
+            _until(lambda: health()["isolation"]["actor_nodes"][0]["jobs"] > 0, 60, "the batch reached the actors")
+            time.sleep(1.0)
+            cluster.remove_node(victim, allow_graceful=False)
+            out = first.result().json()
+        assert _lost(out) == 0 and sum(out["scores"]) >= 1, out
+        out = httpx.post(f"{server.url}/get_reward", json={"query": _right("next", 16)}, timeout=300).json()
+        assert _lost(out) == 0, out
+
+        h = _until(lambda: (h := health())["isolation"]["actors"] == 2 and h, 120, "the lost actor replaced")
+        iso = h["isolation"]
+        assert h["ready"] and victim_id not in iso["nodes"] and len(iso["nodes"]) == 2, h
+        assert iso["actor_failures"] >= 1 and iso["actors_replaced"] >= 1, iso
+        out = httpx.post(f"{server.url}/get_reward", json={"query": _right("after", 8)}, timeout=300).json()
+        assert out["scores"] == [1.0] * 8, out
+        metrics = httpx.get(f"{server.url}/metrics", timeout=30).text
+        assert "coderl_ray_actors_alive 2.0" in metrics and "coderl_executor_ready 1.0" in metrics
+        assert f'coderl_ray_node_actors{{node="{victim_id}"}}' not in metrics
+
+        cluster.remove_node(cluster.head_node, allow_graceful=False)
+        h = _until(lambda: not (h := health())["ready"] and h, 60, "/health says not ready without the head")
+        assert "Ray" in h["not_ready"], h
+        out = httpx.post(f"{server.url}/get_reward", json={"query": _right("headless", 4)}, timeout=300).json()
+        assert _lost(out) == 0 and out["extra_logs"]["reward/cut"] == [1.0] * 4, out
+        assert "coderl_executor_ready 0.0" in httpx.get(f"{server.url}/metrics", timeout=30).text
+        assert "Traceback" not in server.output(), server.output()
+    finally:
+        if server is not None:
+            server.stop()
+        cluster.shutdown()

@@ -90,7 +90,7 @@ def q(fmt: str, kind: str = "good", template: str = "chatml", answer: str = "thi
 
 def test_health_reports_dataset_fingerprint_isolation_and_workers(server, data_path):
     h = httpx.get(f"{server.url}/health", timeout=10).json()  # open without a token: the launch preflight
-    assert h["ready"] is True and h["executor"] == "local" and h["workers"] == 2
+    assert h["ready"] is True and h["not_ready"] is None and h["executor"] == "local" and h["workers"] == 2
     assert h["dataset"] == {"path": str(data_path), "rows": 210,
                             "sha256": hashlib.sha256(data_path.read_bytes()).hexdigest()}
     assert isinstance(h["isolation"], dict) and h["isolation"]
@@ -264,6 +264,7 @@ def test_metrics_and_docs(server):
     assert values["coderl_cache_hits_total"] >= 1  # the repeated answers
     assert values["coderl_batch_latency_seconds_count"] >= 5
     assert "coderl_test_timeouts_total" in values and "coderl_reward_mean" in values
+    assert values["coderl_executor_ready"] == 1.0 and values["coderl_sandbox_workers_alive"] == 2.0
     assert httpx.get(f"{server.url}/docs", timeout=10).status_code == 200
     spec = httpx.get(f"{server.url}/openapi.json", timeout=10).json()
     assert "query" in json.dumps(spec["paths"]["/get_reward"])
@@ -496,3 +497,113 @@ def test_startup_errors_are_clear_and_nonzero(tmp_path, data_path):
     p = run_server_expecting_exit(["--data_path", str(data_path), "--wrokers", "2"])
     assert p.returncode == 2 and "unrecognized arguments: --wrokers" in p.stderr
     assert len(p.stderr.splitlines()) == 2, "a short usage line, then the error: not the list of every flag"
+
+
+# ----------------------------------------------------------------------------- secrets and shutdown
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process under pid (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rpartition(")")[2].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.add(c)
+            todo.append(c)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """pid runs (a zombie has ended: only its exit status is left to reap)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_the_token_comes_from_a_file_or_the_environment_and_never_shows(tmp_path, data_path):
+    secret = "file-s3cret-9f2c"
+    token_file = tmp_path / "token"
+    token_file.write_text(secret + "\n")
+    token_file.chmod(0o600)
+    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "1",
+                    "--auth_token_file", str(token_file)])
+    try:
+        good = {"query": [q("call")]}
+        assert post(s, good, token=None).status_code == 401 and post(s, good, token=TOKEN).status_code == 401
+        assert post(s, good, token=secret).json()["scores"] == [1.0]
+        health = httpx.get(f"{s.url}/health", timeout=10).text
+        with open(f"/proc/{s.proc.pid}/cmdline", "rb") as f:
+            cmdline = f.read()
+        assert secret not in health and secret.encode() not in cmdline
+        assert f"auth token: from --auth_token_file {token_file}" in s.output()
+    finally:
+        assert s.stop() in CLEAN_EXIT, s.output()
+    assert secret not in s.output()
+
+    # Kept for old launch lines, with a warning; the value still never reaches the log.
+    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "1", "--auth_token", secret])
+    try:
+        assert post(s, {"query": [q("call")]}, token=secret).status_code == 200
+        assert "--auth_token puts the secret on the command line" in s.output()
+    finally:
+        assert s.stop() in CLEAN_EXIT, s.output()
+    assert secret not in s.output()
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "CODERL_AUTH_TOKEN": TOKEN}
+    base = [sys.executable, str(REPO_ROOT / "rewards" / "reward_server.py"), "--data_path", str(data_path), "--port", "0"]
+    p = subprocess.run([*base, "--auth_token_file", str(token_file)], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 2 and "given --auth_token_file" in p.stderr and "CODERL_AUTH_TOKEN" in p.stderr, p.stderr
+    assert secret not in p.stderr + p.stdout and TOKEN not in p.stderr + p.stdout
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    for path, why in ((empty, "empty"), (tmp_path / "nope", "cannot read it")):
+        p = run_server_expecting_exit([*base[2:], "--auth_token_file", str(path)])
+        assert p.returncode == 2 and f"--auth_token_file {path}: {why}" in p.stderr, p.stderr
+
+
+def test_sigterm_lets_batches_in_flight_finish_then_answers_503(tmp_path, data_path):
+    """SIGTERM mid-batch: no new batches; one that finishes within --shutdown_grace_s gets its rewards, one that
+    cannot gets a 503 naming the shutdown (never a 500 or a traceback), and no process of the server is left."""
+    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "3", "--probe_s", "0",
+                    "--test_timeout_s", "30", "--job_timeout_s", "60", "--shutdown_grace_s", "5"])
+    slow = [chatml(SYSTEM_THINK, PROBLEMS["assert"][0],
+                   think(f"import time\ndef mul(a, b):\n    time.sleep(10)\n    return a * b\n# {i}")) for i in range(2)]
+    quick = [chatml(SYSTEM_THINK, PROBLEMS["assert"][0],
+                    think("import time\ndef mul(a, b):\n    time.sleep(0.4)\n    return a * b"))]
+    try:
+        post(s, {"query": [q("call")]}, token=None)  # the pool is warm
+        procs = _descendants(s.proc.pid)
+        assert procs, "the sandbox workers run under the server"
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            long_batch = pool.submit(post, s, {"query": slow}, None)
+            time.sleep(0.5)
+            short_batch = pool.submit(post, s, {"query": quick}, None)
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            s.proc.terminate()
+            r_short, r_long = short_batch.result(), long_batch.result()
+            took = time.monotonic() - t0
+        assert r_short.status_code == 200 and r_short.json()["scores"] == [1.0]
+        assert r_long.status_code == 503, r_long.text
+        assert "shut down before this batch finished" in r_long.json()["detail"]
+        assert 4 < took < 9, took  # the grace, not the 40 s the slow batch needed
+        with pytest.raises(httpx.TransportError):  # no new requests: the port is closed
+            httpx.post(f"{s.url}/get_reward", json={"query": quick}, timeout=10)
+        assert s.proc.wait(timeout=30) in CLEAN_EXIT
+        deadline = time.monotonic() + 10  # what died with the server is reaped by init a moment later
+        while (left := [p for p in procs if _alive(p)]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not left, f"processes of the server outlived it: {left}"
+        out = s.output()
+        assert "Traceback" not in out and "CancelledError" not in out, out
+    finally:
+        s.stop()
