@@ -38,7 +38,7 @@ from coderl.rewards.config import SandboxConfig
 from coderl.rewards.result_cache import KEY_BYTES, ResultCache, limits_digest, program_decided, result_key
 from coderl.rewards.sandbox import Job, JobResult, Sandbox, TestOutcome, count_tests
 from coderl.rewards.sandbox.inside.framing import CUT_DETAIL
-from coderl.rewards.sandbox.results import INFRA_CUT, INFRA_PROBE
+from coderl.rewards.sandbox.results import INFRA_CUT, INFRA_LOST, INFRA_PROBE
 
 log = logging.getLogger("coderl.reward_server")
 _LATE_S = 10.0  # how long past the deadline a chunk may take to bring back its cut results (a Ray round trip)
@@ -324,7 +324,7 @@ class BaseExecutor:
                 missed += len(idx)
                 continue
             if res.infra:  # the sandbox decided it, not the program
-                if res.detail.startswith(LOST_DETAIL):  # cut for want of a live executor, not by the deadline
+                if res.detail.startswith(LOST_DETAIL) or res.infra == INFRA_LOST:  # no live executor, or the sandbox lost it
                     lost += len(idx)
                 elif res.infra in (INFRA_CUT, INFRA_PROBE):  # cut; "probe": scored by the run that exceeded its probe
                     cut += len(idx)
