@@ -23,7 +23,7 @@ import socket
 import sys
 import time
 
-from . import candidate, framing, jobns, landlock
+from . import candidate, framing, jobns, landlock, packages
 from .clock import MemoryWatch, RunClock
 from .hygiene import Hygiene
 from .processes import Processes
@@ -518,6 +518,9 @@ def main(cfg):
             __import__(name)
         except Exception:
             pass
+    if cfg.get("judge_packages"):  # after the zygote's fork: the judge's alone (inside/packages.py)
+        frame = worker.inbox.recv(proto_in)
+        packages.install((frame or {}).get("packages") or {})
     worker.start_judge()
     framing.send(proto_out, {"ready": True, "pid": os.getpid(), "uid": os.getuid(), "python": sys.version.split()[0],
                              "landlock": worker.landlock, "seccomp": worker.seccomp, "jobns": worker.rsock is not None})
