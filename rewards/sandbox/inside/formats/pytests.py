@@ -20,7 +20,7 @@ _SETUP_NAMES = {"setup_module", "teardown_module", "setUpModule", "tearDownModul
 # pytest's own options for a run in the judge: nothing read from files (no conftest or plugin the program could
 # plant in the directory the judge runs in; ini files: _config_from_root), no cache written, none of the plugins
 # that report to a terminal, change the judge's signal handlers or threads, or collect garbage after each test.
-ARGS = ("--rootdir", "/", "--noconftest", "--disable-plugin-autoload", "-s", "-p", "no:cacheprovider",
+ARGS = ("--rootdir", "/", "--noconftest", "--continue-on-collection-errors", "--disable-plugin-autoload", "-s", "-p", "no:cacheprovider",
         "-p", "no:faulthandler", "-p", "no:terminal", "-p", "no:unraisableexception", "-p", "no:threadexception",
         "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest", "-p", "no:legacypath",
         "-p", "no:setupplan", "-p", "no:setuponly", "-p", "no:stepwise", "-p", "no:warnings", "-p", "no:python_path")
@@ -161,10 +161,11 @@ def runner(job, ns):
     """pytest's run of the job's cases: its collection fed the label's modules (never a file), its items in the
     job's order, each case reported when its items ended. pytest is imported here only: the judge has it
     (inside/packages.py), and outside the sandbox nothing loads this half."""
-    from .. import judge
     import pytest
     from _pytest.assertion.rewrite import rewrite_asserts
     from _pytest.reports import TestReport
+
+    from .. import judge
 
     spec, sess = job.spec, job.session
     wanted = set(job.order)
