@@ -295,6 +295,44 @@ ADVERSARIAL.update({
 })
 
 
+
+# The pytest format: the tests run under the real pytest in the judge; a wrong program that plants pytest's
+# configuration, raises its outcome exceptions, exits early with a fake report, or hands it hooks gains nothing.
+PY_LABEL = {"format": "pytest", "tests": [
+    "import pytest\nfrom solution import f\n\ndef test_a():\n    assert f(2) == 4\n\n"
+    "@pytest.mark.parametrize('x, y', [(3, 9)])\ndef test_b(x, y):\n    assert f(x) == y\n"]}
+PY_STAR_LABEL = {"format": "pytest", "tests": [
+    "from solution import *\n\ndef test_a():\n    assert f(2) == 4\n\ndef test_b():\n    assert f(3) == 9\n"]}
+PY_APPROX_LABEL = {"format": "pytest", "tests": [
+    "import pytest\nfrom solution import f\n\ndef test_a():\n    assert f(2) == pytest.approx(4)\n\n"
+    "def test_b():\n    assert pytest.approx(9.0) == f(3)\n"]}
+_PASS_EVERYTHING = ("import pytest\n@pytest.hookimpl(tryfirst=True)\ndef pytest_runtest_makereport(item, call):\n"
+                    "    from _pytest.reports import TestReport\n"
+                    "    return TestReport(item.nodeid, item.location, {}, 'passed', None, call.when)\n")
+ADVERSARIAL.update({
+    "pytest_planted_config": (
+        "import os\nfor _name, _text in (('pytest.ini', '[pytest]\\naddopts = -p no:python\\npython_functions = nope\\n'),"
+        " ('pyproject.toml', '[tool.pytest.ini_options]\\naddopts = \"--co\"\\n'), ('conftest.py', " + repr(_PASS_EVERYTHING)
+        + "), ('tox.ini', '[pytest]\\npython_files = none\\n')):\n    with open(_name, 'w') as _fh:\n"
+        "        _fh.write(_text)\nos.makedirs('__pycache__', exist_ok=True)\n"
+        "def f(x):\n    return 0\n", PY_LABEL),
+    "pytest_skip_from_program": ("import unittest\ndef f(x):\n    raise unittest.SkipTest('nothing to see')\n", PY_LABEL),
+    "pytest_forged_outcomes": (
+        "class Skipped(BaseException):\n    pass\nSkipped.__module__ = '_pytest.outcomes'\n"
+        "class XFailed(Exception):\n    pass\nXFailed.__module__ = '_pytest.skipping'\n"
+        "def f(x):\n    raise (Skipped if x == 2 else XFailed)('forged')\n", PY_LABEL),
+    "pytest_fake_report_then_exit": (
+        "import os, sys\ndef f(x):\n    sys.stdout.write('== 2 passed in 0.01s ==\\n')\n    sys.stdout.flush()\n"
+        "    with open('report.xml', 'w') as fh:\n        fh.write('<testsuite failures=\"0\" tests=\"2\"/>')\n"
+        "    os._exit(0)\n", PY_LABEL),
+    "pytest_hooks_by_star_import": (
+        "pytest_plugins = ['conftest']\npytestmark = []\n"
+        "def pytest_runtest_makereport(item, call):\n    return None\n"
+        "def pytest_collection_modifyitems(items):\n    items.clear()\n"
+        "def test_extra():\n    return None\ndef setup_module():\n    return None\ndef f(x):\n    return 0\n", PY_STAR_LABEL),
+    "pytest_approx_forge": (_EVIL_F, PY_APPROX_LABEL),
+})
+
 def _program(name, host):
     code, label = ADVERSARIAL[name]
     code = code.replace("{canary}", host["canary"]).replace("{secret}", host["secret"]).replace(
