@@ -115,9 +115,9 @@ def str_list(value: Any, name: str) -> list[str]:
 # --- dispatcher --------------------------------------------------------------------------------------
 
 def _modules():
-    from coderl.data.schemas import apps_taco, coderm, humaneval, mbpp, verl
+    from coderl.data.schemas import apps_taco, codeforces, coderm, humaneval, kodcode, mbpp, verl
     # Order matters: the first whose REQUIRED columns are all present wins (most specific first).
-    return [coderm, humaneval, mbpp, apps_taco, verl]
+    return [coderm, humaneval, mbpp, apps_taco, kodcode, codeforces, verl]
 
 
 def known() -> dict:
