@@ -1,11 +1,11 @@
 """open-r1/codeforces: a Codeforces problem statement (`description`, `input_format`, `output_format`, `note`,
-`examples`) with its `official_tests` ({input, output} pairs): label format `stdio`. The generated tests, published
-apart (`generated_tests/*.parquet`, keyed by problem id), join as a `generated_tests` list of the same pairs when
-the row carries them. Problems the stdio format cannot grade are dropped, each counted under its reason:
-`interactive` (an `interaction_format`: the answer is a dialogue with an interactor), `file_io` (`input_mode` file)
-and `needs_checker` (a `generated_checker`: many outputs are right, and open-r1 grades them with that program,
-`checker.py input.txt correct_output.txt solution_output.txt` printing 1; exact comparison would fail right
-answers). `time_limit` (seconds) and `memory_limit` (MB) are kept in the label's extra."""
+`examples`) with its `official_tests` ({input, output} pairs): label format `stdio`, or `checker` when the problem has a
+`generated_checker` (many outputs are right; open-r1 grades them with that Python program, `checker.py input.txt
+correct_output.txt solution_output.txt` printing 1). The generated tests, published apart
+(`generated_tests/*.parquet`, keyed by problem id), join as a `generated_tests` list of the same pairs when the row
+carries them. Dropped, each counted under its reason: `interactive` (an `interaction_format`: the answer is a
+dialogue with an interactor, which no label format runs) and `file_io` (`input_mode` file). `time_limit` (seconds)
+and `memory_limit` (MB) are kept in the label's extra."""
 
 from __future__ import annotations
 
@@ -55,8 +55,6 @@ def convert(row: dict, ctx: RowContext) -> Problem:
         raise Skip("interactive")
     if (text(row, "input_mode", required=False) or "stdio") != "stdio":
         raise Skip("file_io")
-    if text(row, "generated_checker", required=False):
-        raise Skip("needs_checker")
     tests = _pairs(row.get("official_tests"), "official_tests") + _pairs(row.get("generated_tests"), "generated_tests")
     if not tests:
         raise Skip("no_tests")
@@ -64,6 +62,9 @@ def convert(row: dict, ctx: RowContext) -> Problem:
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= 60:
         raise CellError("time_limit", f"expected seconds in (0, 60], got {limit!r}")
     extra = {"time_limit_s": float(limit)}
+    checker = text(row, "generated_checker", required=False)
+    if checker:
+        tests[0] = {**tests[0], "checker": checker}
     memory = row.get("memory_limit")
     if isinstance(memory, (int, float)) and not isinstance(memory, bool):
         extra["memory_limit_mb"] = memory
@@ -72,7 +73,7 @@ def convert(row: dict, ctx: RowContext) -> Problem:
         source_id=ctx.source_id(row.get("id")),
         question=question,
         user=prompting.user_prompt(question, mode="stdio"),
-        format="stdio",
+        format="checker" if checker else "stdio",
         tests=tests,
         extra=extra,
     )

@@ -333,6 +333,31 @@ ADVERSARIAL.update({
     "pytest_approx_forge": (_EVIL_F, PY_APPROX_LABEL),
 })
 
+
+# The checker format: the dataset's checker judges what the program printed; a program that plants the checker's
+# files or module names, leaves a process to rewrite them, or prints the checker's own "1" gains nothing.
+_PERMUTATION_CHECKER = (
+    "import sys\nn = int(open(sys.argv[1]).read().split()[0])\nout = open(sys.argv[3]).read().split()\n"
+    "try:\n    ok = sorted(map(int, out)) == list(range(1, n + 1))\nexcept ValueError:\n    ok = False\n"
+    "print(1 if ok else 0)\n")
+CHECKER_LABEL = {"format": "checker", "tests": [
+    {"input": "3\n", "output": "1 2 3\n", "checker": _PERMUTATION_CHECKER}, {"input": "2\n", "output": "2 1\n"}]}
+ADVERSARIAL.update({
+    "checker_planted_files": (
+        "import os\nfor _n in ('correct_output.txt', 'input.txt'):\n    try:\n"
+        "        os.symlink('solution_output.txt', _n)\n    except OSError:\n        pass\n"
+        "for _n, _t in (('solution_output.txt', '1 2 3'), ('checker.py', 'print(1)'), ('json.py', 'loads = None'),"
+        " ('tempfile.py', 'mkdtemp = None')):\n    with open(_n, 'w') as _f:\n        _f.write(_t)\n"
+        "os.makedirs('checker-x', exist_ok=True)\nprint(0)\n", CHECKER_LABEL),
+    "checker_daemon_rewrites": (
+        "import os, time\nif os.fork() == 0:\n    os.close(1)\n    os.close(2)\n    end = time.time() + 3\n    while time.time() < end:\n"
+        "        for root, dirs, files in os.walk('.'):\n            for f in files:\n"
+        "                try:\n                    with open(os.path.join(root, f), 'w') as fh:\n"
+        "                        fh.write('1 2 3')\n                except OSError:\n                    pass\n"
+        "        time.sleep(0.01)\n    os._exit(0)\nprint(0)\n", CHECKER_LABEL),
+    "checker_prints_its_verdict": ("print(1)\n", CHECKER_LABEL),
+})
+
 def _program(name, host):
     code, label = ADVERSARIAL[name]
     code = code.replace("{canary}", host["canary"]).replace("{secret}", host["secret"]).replace(
