@@ -126,6 +126,8 @@ def _modules():
         "humaneval",
         "mbpp",
         "apps_taco",
+        "kodcode",
+        "codeforces",
         "livecodebench",
         "deepcoder",
         "prime_verifiable",

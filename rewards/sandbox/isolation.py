@@ -108,6 +108,47 @@ def bootstrap(cfg: dict) -> str:
             f"inside.worker.main({cfg!r})\n")
 
 
+# What the judge imports besides the standard library (the pytest label format), with the packages they import:
+# each package whole, or (pygments: 9 MB, of which pytest's terminal writer imports a few modules) its top-level
+# modules, its subpackages' __init__ and _mapping, and the named submodules.
+JUDGE_PACKAGES = {"pytest": None, "_pytest": None, "py": None, "pluggy": None, "iniconfig": None, "packaging": None,
+                  "pygments": ("lexers/diff", "lexers/python", "formatters/terminal")}
+
+
+@functools.lru_cache(maxsize=1)
+def judge_packages() -> dict:
+    """inside/packages.py's table of JUDGE_PACKAGES as installed here: {module: [is a package, marshalled code in
+    base64, file name]}, compiled once (the sandbox runs this interpreter's version); {} when pytest is missing."""
+    import base64
+    import importlib.util
+    import marshal
+    table: dict = {}
+    for top in JUDGE_PACKAGES:
+        found = importlib.util.find_spec(top)
+        if found is None or found.origin is None:
+            return {}
+        root = Path(found.origin).parent
+        only = JUDGE_PACKAGES[top]
+        files = root.rglob("*.py") if found.submodule_search_locations else [Path(found.origin)]
+        for path in sorted(files):
+            rel = path.relative_to(root.parent if found.submodule_search_locations else root)
+            inner = rel.with_suffix("").as_posix().partition("/")[2]
+            if only is not None and "/" in inner and path.stem not in ("__init__", "_mapping") and inner not in only:
+                continue
+            parts = list(rel.with_suffix("").parts)
+            is_pkg = parts[-1] == "__init__"
+            name = ".".join(parts[:-1] if is_pkg else parts)
+            if not all(p.isidentifier() for p in name.split(".")):
+                continue
+            origin = f"/coderl-judge/{rel.as_posix()}"
+            try:
+                code = compile(path.read_bytes(), origin, "exec", dont_inherit=True)
+            except SyntaxError:
+                continue
+            table[name] = [is_pkg, base64.b64encode(marshal.dumps(code)).decode(), origin]
+    return table
+
+
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
@@ -300,7 +341,7 @@ class WorkerProcess:
         cfg = {"mode": mode, "workdir": base, "scratch": ["/tmp", "/dev/shm"] if mode == "bwrap" else [workdir],
                "judge_memory_mb": max(2 * config.memory_mb, 2048), "landlock": config.landlock, "cpu": cpu,
                "starved_factor": config.starved_factor, "job_memory_mb": config.job_memory_mb,
-               "seccomp": syscall_filter.program()}
+               "seccomp": syscall_filter.program(), "judge_packages": bool(judge_packages())}
         argv, kwargs = worker_command(mode, config.tmp_size_mb)
         self._err, err_w = os.pipe()  # drained whenever we wait on the worker (_pump_err); a tail is kept
         self._tail = bytearray()
@@ -320,6 +361,8 @@ class WorkerProcess:
         src = bootstrap(cfg).encode()
         deadline = time.monotonic() + 60
         sent = self._write(framing.HEADER.pack(len(src)) + src, deadline)
+        if sent and cfg["judge_packages"]:  # read by the worker once its zygote is forked (inside/packages.py)
+            sent = self._write(framing.pack({"packages": judge_packages()}), deadline)
         self.hello = self._read(deadline) if sent else None
         if not self.hello or not self.hello.get("ready"):
             err = self.stderr_tail()

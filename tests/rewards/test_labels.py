@@ -16,6 +16,9 @@ VALID = {
     "humaneval": {"format": "humaneval", "entry_point": "f", "tests": ["def check(candidate):\n    assert candidate(1)\n"]},
     "stdio": {"format": "stdio", "tests": [{"input": "1\n", "output": "1\n"}], "time_limit_s": 2},
     "call": {"format": "call", "entry_point": "f", "tests": [{"input": [1, [2]], "output": {"a": 1}}]},
+    "pytest": {"format": "pytest", "entry_point": "f", "tests": ["from solution import f\n\ndef test_f():\n    assert f(1) == 2\n"]},
+    "checker": {"format": "checker", "tests": [{"input": "1\n", "output": "2\n", "checker": "print(1)\n"},
+                                               {"input": "2\n", "output": "3\n"}]},
 }
 
 

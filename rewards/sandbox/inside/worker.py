@@ -24,7 +24,7 @@ import sys
 import time
 from collections import deque
 
-from . import candidate, framing, jobns, landlock
+from . import candidate, framing, jobns, landlock, packages
 from .clock import MemoryWatch, RunClock
 from .hygiene import Hygiene
 from .processes import Processes
@@ -425,6 +425,9 @@ class Worker(Processes, Hygiene):
             r["truncated"] = cand.dropped[cand.out] > 0
             if not self.sweep():
                 self.dirty = True
+            if spec.get("checker") is not None and r["status"] == framing.OK and not r["truncated"] and not self.dirty:
+                children += 1
+                self._run_checker(job, spec, i, jobdir, r, deadline_job)
             if self.aborted:
                 results[i] = None
                 break
@@ -436,6 +439,30 @@ class Worker(Processes, Hygiene):
             if r is not None:
                 r.pop("wall", None)
         return children
+
+    def _run_checker(self, job, spec, i, jobdir, r, deadline_job):
+        """A checker format's case (formats/checker.py): the dataset's checker judges what the program printed, in a
+        candidate of its own started once every process of the program's run has ended (swept), so nothing of the
+        program is left to change the checker's files or its view of them; its stdout goes outside for the verdict
+        (r["checker"]), the program's own output stays here."""
+        from .formats import checker
+        mem = os.memfd_create("stdin", 0)
+        framing.write_all(mem, checker.checker_input(spec["plan"][i], spec["answers"][i], r.pop("stdout")))
+        os.lseek(mem, 0, os.SEEK_SET)
+        cand = self.spawn(job, jobdir, stdin_fd=mem)
+        try:
+            framing.send(cand.chan.fileno(), {"code": spec["checker"], "name": "__main__", "serve": False})
+        except OSError:
+            pass
+        cand.chan.close()
+        cand.chan = None
+        ran = self._watch_stdio(job, cand, deadline_job)
+        self.kill_candidate(cand)
+        r["checker"] = {"status": ran["status"], "detail": ran.get("detail", ""),
+                        "stdout": bytes(cand.bufs[cand.out]).decode("utf-8", "replace")[-4096:]}
+        r["runtime_s"] += ran.get("runtime_s", 0.0)
+        if not self.sweep():
+            self.dirty = True
 
     def _watch_stdio(self, job, cand, deadline_job):
         t0 = time.monotonic()
@@ -540,6 +567,9 @@ def main(cfg):
             __import__(name)
         except Exception:
             pass
+    if cfg.get("judge_packages"):  # after the zygote's fork: the judge's alone (inside/packages.py)
+        frame = worker.inbox.recv(proto_in)
+        packages.install((frame or {}).get("packages") or {})
     worker.start_judge()
     framing.send(proto_out, {"ready": True, "pid": os.getpid(), "uid": os.getuid(), "python": sys.version.split()[0],
                              "landlock": worker.landlock, "seccomp": worker.seccomp, "jobns": worker.rsock is not None})

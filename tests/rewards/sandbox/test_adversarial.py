@@ -295,6 +295,69 @@ ADVERSARIAL.update({
 })
 
 
+
+# The pytest format: the tests run under the real pytest in the judge; a wrong program that plants pytest's
+# configuration, raises its outcome exceptions, exits early with a fake report, or hands it hooks gains nothing.
+PY_LABEL = {"format": "pytest", "tests": [
+    "import pytest\nfrom solution import f\n\ndef test_a():\n    assert f(2) == 4\n\n"
+    "@pytest.mark.parametrize('x, y', [(3, 9)])\ndef test_b(x, y):\n    assert f(x) == y\n"]}
+PY_STAR_LABEL = {"format": "pytest", "tests": [
+    "from solution import *\n\ndef test_a():\n    assert f(2) == 4\n\ndef test_b():\n    assert f(3) == 9\n"]}
+PY_APPROX_LABEL = {"format": "pytest", "tests": [
+    "import pytest\nfrom solution import f\n\ndef test_a():\n    assert f(2) == pytest.approx(4)\n\n"
+    "def test_b():\n    assert pytest.approx(9.0) == f(3)\n"]}
+_PASS_EVERYTHING = ("import pytest\n@pytest.hookimpl(tryfirst=True)\ndef pytest_runtest_makereport(item, call):\n"
+                    "    from _pytest.reports import TestReport\n"
+                    "    return TestReport(item.nodeid, item.location, {}, 'passed', None, call.when)\n")
+ADVERSARIAL.update({
+    "pytest_planted_config": (
+        "import os\nfor _name, _text in (('pytest.ini', '[pytest]\\naddopts = -p no:python\\npython_functions = nope\\n'),"
+        " ('pyproject.toml', '[tool.pytest.ini_options]\\naddopts = \"--co\"\\n'), ('conftest.py', " + repr(_PASS_EVERYTHING)
+        + "), ('tox.ini', '[pytest]\\npython_files = none\\n')):\n    with open(_name, 'w') as _fh:\n"
+        "        _fh.write(_text)\nos.makedirs('__pycache__', exist_ok=True)\n"
+        "def f(x):\n    return 0\n", PY_LABEL),
+    "pytest_skip_from_program": ("import unittest\ndef f(x):\n    raise unittest.SkipTest('nothing to see')\n", PY_LABEL),
+    "pytest_forged_outcomes": (
+        "class Skipped(BaseException):\n    pass\nSkipped.__module__ = '_pytest.outcomes'\n"
+        "class XFailed(Exception):\n    pass\nXFailed.__module__ = '_pytest.skipping'\n"
+        "def f(x):\n    raise (Skipped if x == 2 else XFailed)('forged')\n", PY_LABEL),
+    "pytest_fake_report_then_exit": (
+        "import os, sys\ndef f(x):\n    sys.stdout.write('== 2 passed in 0.01s ==\\n')\n    sys.stdout.flush()\n"
+        "    with open('report.xml', 'w') as fh:\n        fh.write('<testsuite failures=\"0\" tests=\"2\"/>')\n"
+        "    os._exit(0)\n", PY_LABEL),
+    "pytest_hooks_by_star_import": (
+        "pytest_plugins = ['conftest']\npytestmark = []\n"
+        "def pytest_runtest_makereport(item, call):\n    return None\n"
+        "def pytest_collection_modifyitems(items):\n    items.clear()\n"
+        "def test_extra():\n    return None\ndef setup_module():\n    return None\ndef f(x):\n    return 0\n", PY_STAR_LABEL),
+    "pytest_approx_forge": (_EVIL_F, PY_APPROX_LABEL),
+})
+
+
+# The checker format: the dataset's checker judges what the program printed; a program that plants the checker's
+# files or module names, leaves a process to rewrite them, or prints the checker's own "1" gains nothing.
+_PERMUTATION_CHECKER = (
+    "import sys\nn = int(open(sys.argv[1]).read().split()[0])\nout = open(sys.argv[3]).read().split()\n"
+    "try:\n    ok = sorted(map(int, out)) == list(range(1, n + 1))\nexcept ValueError:\n    ok = False\n"
+    "print(1 if ok else 0)\n")
+CHECKER_LABEL = {"format": "checker", "tests": [
+    {"input": "3\n", "output": "1 2 3\n", "checker": _PERMUTATION_CHECKER}, {"input": "2\n", "output": "2 1\n"}]}
+ADVERSARIAL.update({
+    "checker_planted_files": (
+        "import os\nfor _n in ('correct_output.txt', 'input.txt'):\n    try:\n"
+        "        os.symlink('solution_output.txt', _n)\n    except OSError:\n        pass\n"
+        "for _n, _t in (('solution_output.txt', '1 2 3'), ('checker.py', 'print(1)'), ('json.py', 'loads = None'),"
+        " ('tempfile.py', 'mkdtemp = None')):\n    with open(_n, 'w') as _f:\n        _f.write(_t)\n"
+        "os.makedirs('checker-x', exist_ok=True)\nprint(0)\n", CHECKER_LABEL),
+    "checker_daemon_rewrites": (
+        "import os, time\nif os.fork() == 0:\n    os.close(1)\n    os.close(2)\n    end = time.time() + 3\n    while time.time() < end:\n"
+        "        for root, dirs, files in os.walk('.'):\n            for f in files:\n"
+        "                try:\n                    with open(os.path.join(root, f), 'w') as fh:\n"
+        "                        fh.write('1 2 3')\n                except OSError:\n                    pass\n"
+        "        time.sleep(0.01)\n    os._exit(0)\nprint(0)\n", CHECKER_LABEL),
+    "checker_prints_its_verdict": ("print(1)\n", CHECKER_LABEL),
+})
+
 def _program(name, host):
     code, label = ADVERSARIAL[name]
     code = code.replace("{canary}", host["canary"]).replace("{secret}", host["secret"]).replace(

@@ -96,7 +96,9 @@ def test_unsupported_only_where_a_limit_is_documented(report):
 # The imports family (fidelity/imports_style.py) is measured the same way: tests using a standard-library module
 # only the program imported.
 HELD_OUT = {"heldout": "held-out family", "heldout2": "second held-out family",
-            "imports": "standard-library imports family", "classeval": "class-level (ClassEval-style) family"}
+            "imports": "standard-library imports family", "classeval": "class-level (ClassEval-style) family",
+            "kodcode": "KodCode-style pytest family (reference: KodCode's harness, pytest in a subprocess)",
+            "codeforces": "open-r1/codeforces checker family (reference: open-r1's run of the checker)"}
 
 
 @pytest.fixture(scope="module", params=list(HELD_OUT))
@@ -138,3 +140,18 @@ def test_class_level_suites_meet_the_issue_targets(held_out):
     u = report["unsupported"]["unittest"]
     assert u["programs"] >= 80 and u["cases"] >= 700, u
     assert u["unsupported_cases"] <= 0.0005 * u["cases"], u["examples"][:5]
+
+
+def test_new_formats_grade_as_their_datasets_harnesses_do(held_out):
+    # Issue 31's targets on KodCode-style pytest files (fidelity/kodcode_style.py, every task): >= 99.9 % agreement
+    # with KodCode's own harness (pytest in a subprocess on solution.py), no false positive, on references, correct
+    # rewrites, bugs and mutants; no test case of a correct program unsupported.
+    # The same targets for problems judged by open-r1's checker programs (fidelity/codeforces_style.py).
+    name, programs, report = held_out
+    if name not in ("kodcode", "codeforces"):
+        return
+    fmt, least = ("pytest", 90) if name == "kodcode" else ("checker", 20)
+    f = report["formats"][fmt]
+    assert f["programs"] >= least and f["agreement"] >= 0.999, (f, report["disagreements"])
+    assert not [d for d in report["disagreements"] if d["ours"] and not d["reference"]]
+    assert report["unsupported"][fmt]["unsupported_cases"] == 0

@@ -33,9 +33,9 @@ Runners import the judge lazily (`from .. import judge`): outside the sandbox, n
 
 from types import SimpleNamespace
 
-from . import asserts, call, humaneval, stdio, unittests
+from . import asserts, call, checker, humaneval, pytests, stdio, unittests
 
-_MODULES = (unittests, asserts, humaneval, stdio, call)  # the documented order
+_MODULES = (unittests, asserts, humaneval, stdio, call, pytests, checker)  # the documented order
 
 
 def keep_passing(tests, statuses, counts) -> dict:

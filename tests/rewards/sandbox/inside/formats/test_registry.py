@@ -31,8 +31,8 @@ def test_every_format_module_holds_the_contract():
     # for stdio; every other format needs a runner in the judge. Formats whose sandbox reports "ok" are judged
     # outside.
     assert {n for n, f in REGISTRY.items() if f.stdin_cases} == {n for n, f in REGISTRY.items() if f.runner is None}
-    assert {n for n, f in REGISTRY.items() if f.stdin_cases} == {"stdio"}
-    assert {n for n, f in REGISTRY.items() if f.verdict is not None} == {"stdio", "call"}
+    assert {n for n, f in REGISTRY.items() if f.stdin_cases} == {"stdio", "checker"}
+    assert {n for n, f in REGISTRY.items() if f.verdict is not None} == {"stdio", "call", "checker"}
 
 
 def test_a_module_without_its_contract_is_refused_by_name():
@@ -58,6 +58,11 @@ def test_the_sandbox_receives_every_format_module():
     ("stdio", ["1"], "label.tests[0] must be an object with 'input' and 'output'"),
     ("call", [{"input": [1], "output": 1}, {"input": 1, "output": 1}], "label.tests[1].input must be a list"),
     ("call", [{"input": [1]}], "label.tests[0] must be an object with 'input' and 'output'"),
+    ("pytest", ["from solution import f", ""], "label.tests[1] must be a non-empty string"),
+    ("checker", [{"input": "1", "output": "1"}], "label.tests[0].checker must be the checker program"),
+    ("checker", [{"input": "1", "output": "1", "checker": "print(1"}], "label.tests[0].checker does not compile"),
+    ("checker", [{"input": "1", "output": "1", "checker": "print(1)"}, {"input": "2", "output": "2", "checker": "x"}],
+     "label.tests[1].checker: only the first case carries the checker"),
 ])
 def test_a_format_names_the_field_it_refuses(fmt, tests, field):
     with pytest.raises(LabelError, match=re.escape(field)):
