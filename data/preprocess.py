@@ -156,9 +156,14 @@ class Run:
     def inputs(self) -> list[Input]:
         """The readable input files, each with its schema and split."""
         files = io.list_input_files(self.args.input_dir, self.args.input_glob)
+        sidecars = {f: schemas.sidecar_of(f, self.args.input_dir) for f in files}
+        sidecars = {f: s for f, s in sidecars.items() if s}
+        if sidecars:
+            print(f"[preprocess] {len(sidecars)} file(s) of {', '.join(sorted(set(sidecars.values())))} read with "
+                  f"their problems, not as inputs (e.g. {next(iter(sidecars))})", file=sys.stderr)
         rename = schemas.parse_columns(self.args.columns)
         out = []
-        for f in files:
+        for f in (f for f in files if f not in sidecars):
             try:
                 pf = io.open_input(f)
             except io.DataError as e:

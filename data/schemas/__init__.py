@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -136,6 +137,19 @@ def _modules():
         "acecode",
         "verl",
     )]
+
+
+def sidecar_of(path, root) -> str | None:
+    """The schema whose converter reads this file with its problems (its SIDECARS patterns, matched against the
+    path below root: open-r1/codeforces' generated_tests/*.parquet), else None."""
+    from pathlib import PurePosixPath
+
+    p = Path(path)
+    rel = PurePosixPath(*(p.relative_to(root).parts if p.is_relative_to(root) else p.parts[-2:]))
+    for m in _modules():
+        if any(rel.match(pattern) for pattern in getattr(m, "SIDECARS", ())):
+            return m.NAME
+    return None
 
 
 def is_benchmark(mod) -> bool:

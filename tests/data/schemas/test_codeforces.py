@@ -48,3 +48,31 @@ def test_codeforces_rows_become_stdio_labels_and_the_rest_are_counted(tmp_path):
     assert label.extra["time_limit_s"] == 1.0 and label.extra["memory_limit_mb"] == 256.0
     user = rows[0]["input"][1]["content"]
     assert "Print a + b." in user and "Two integers a and b." in user and "Example 1" in user
+
+
+def test_generated_tests_published_apart_join_their_problems(tmp_path):
+    """The hub layout: data/train-*.parquet rows count their generated tests (`generated_tests` int64), which live
+    in generated_tests/test_cases_<contest, 4 digits>.parquet (problem_id, input, output, test_i); pointed at the
+    download, preprocess joins them to their problem and never reads that folder as a dataset of its own."""
+    root = tmp_path / "codeforces"
+    rows = [{**r, "contest_id": "1", "generated_tests": n} for r, n in zip(codeforces_rows()[:2], (3, 0))]
+    write_parquet(root / "data" / "train-00000-of-00001.parquet", rows)
+    write_parquet(root / "generated_tests" / "test_cases_0001.parquet", [
+        {"problem_id": "1/A", "input": "7 8\n", "output": "15\n", "test_i": 2},
+        {"problem_id": "1/A", "input": "2 2\n", "output": "4\n", "test_i": 0},
+        {"problem_id": "1/A", "input": "0 0\n", "output": "0\n", "test_i": 1},
+        {"problem_id": "9/Z", "input": "x\n", "output": "y\n", "test_i": 0},  # another problem of the file
+    ])
+    proc = run_cli("--input_dir", root, "--output_dir", tmp_path / "out")
+    rows, stats = read_out(tmp_path / "out")
+    assert stats["rows_read"] == 2 and stats["rows_written"] == 2, stats
+    assert [f["schema"] for f in stats["files"]] == ["codeforces"], stats["files"]
+    assert "read with their problems, not as inputs" in proc.stderr
+    label = next(parse_label(r["label"]) for r in rows if parse_label(r["label"]).source_id == "1/A")
+    assert [t["input"] for t in label.tests] == ["1 2\n", "5 -5\n", "2 2\n", "0 0\n", "7 8\n"]
+    # without the folder (not downloaded: ~110 GB) the official tests alone
+    (root / "generated_tests" / "test_cases_0001.parquet").unlink()
+    run_cli("--input_dir", root / "data", "--output_dir", tmp_path / "out2")
+    rows, _ = read_out(tmp_path / "out2")
+    label = next(parse_label(r["label"]) for r in rows if parse_label(r["label"]).source_id == "1/A")
+    assert [t["input"] for t in label.tests] == ["1 2\n", "5 -5\n"]
