@@ -22,6 +22,7 @@ if __package__ in (None, "") and importlib.util.find_spec("coderl") is None:
     sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from coderl.rewards.errors import missing_dependency
+from coderl.rewards.version import add_version_flag
 
 try:
     from coderl.data import io, prompting, schemas, writers
@@ -38,11 +39,17 @@ VERIFY_REPORT = "verify.jsonl"  # --verify: per verified row, the cases kept of 
 
 
 class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """The docstring as written, and every option's default."""
+    """The docstring as written, and every option's default where it has one its help does not already give."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default in (None, False) or "default" in (action.help or ""):
+            return action.help or ""
+        return super()._get_help_string(action)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=_Help)
+    add_version_flag(p)
     p.add_argument("--input_dir", required=True, help="A parquet file, or a directory searched recursively.")
     p.add_argument("--output_dir", required=True,
                    help="Gets train/test.jsonl (train/test.parquet for verl) and stats.json, atomically.")
@@ -51,7 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "verl parquet (train/test.parquet). Layouts: data/writers.py.")
     p.add_argument("--input_glob", default="*.parquet", help="File-name pattern under --input_dir.")
     p.add_argument("--format", default=None, help=f"Force a schema: {', '.join(schemas.known())}.")
-    p.add_argument("--test_ratio", type=float, default=0.1, help="Fraction of problems in test.jsonl.")
+    p.add_argument("--test_ratio", type=float, default=0.1,
+                   help="Fraction of problems in test.jsonl, the rest in train.jsonl; 1.0 puts a whole benchmark in "
+                        "test.jsonl, for coderl-evaluate.")
     p.add_argument("--seed", type=int, default=42, help="Seed of the hash-based split.")
     p.add_argument("--max_samples", type=int, default=None, help="Stop after writing this many problems.")
     p.add_argument("--max_tests_per_problem", type=int, default=None, help="Keep at most N tests per problem.")
