@@ -35,6 +35,8 @@ class RewardLog:
         self.run = int(last.get("run", 1)) + 1 if last else 1
         self.batch_offset = int(last.get("batch", 0)) if last else 0
         self._f = self.path.open("a", encoding="utf-8")
+        if self._f.tell() and not self.path.read_bytes().endswith(b"\n"):
+            self._f.write("\n")  # end a torn last line: the first record of this run gets a line of its own
         self._lock = threading.Lock()
 
     def describe(self) -> str:

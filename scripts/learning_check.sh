@@ -129,7 +129,8 @@ need=(torch transformers tokenizers matplotlib)
 [[ $TRAINER == trl ]] && need+=(trl datasets)
 missing="$(missing_modules "$PYTHON" "${need[@]}")"
 [[ -z $missing ]] || die 2 "PYTHON=$PYTHON cannot import $missing (even DRY_RUN=1 trains a tiny model): bash \
-scripts/test.sh installs them into .venv (CPU torch + .[learning-check]), then PYTHON=.venv/bin/python"
+scripts/test.sh --install-only installs them into .venv (CPU torch + coderl's extras; no tests run), then \
+PYTHON=.venv/bin/python"
 if [[ $TRAINER == openrlhf ]]; then  # checked before any stage runs
   # The server must be ours: a port already taken (say by another check) would leave our server dead and the
   # health poll answered by the other one.

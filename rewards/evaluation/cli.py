@@ -175,8 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"output: {Path(args.out) / written[0]}, {', '.join(written[1:])}")
     unknown = summary["unknown_task_ids"]
     if unknown:
-        print(f"warning: NOT SCORED: {sum(unknown.values())} sample(s) of {len(unknown)} task(s) name a task_id "
-              f"that is not in {args.data}; they are listed in summary.json (unknown_task_ids) and results.jsonl",
+        print(f"warning: NOT SCORED: {sum(unknown.values())} sample(s) name a task_id that is not in {args.data} "
+              f"({len(unknown)} task id(s)); they are listed in summary.json (unknown_task_ids) and results.jsonl",
               file=sys.stderr)
     if summary.get("split_note"):
         print(f"warning: scored {summary['problems']} problem(s) only: {summary['split_note']}", file=sys.stderr)
