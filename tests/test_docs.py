@@ -321,6 +321,26 @@ def test_the_checker_catches_a_flag_a_path_and_a_knob_that_do_not_exist():
 HE_TASKS = 4  # HumanEval problems in the workspace's raw/ parquet
 
 
+def answering_at_once(path: Path) -> Path:
+    """tests/support.py's tiny checkpoint, made to end every answer at once: one residual dimension carries a
+    large constant, and only the end token reads it, so generating with the docs' --max_new_tokens 1024
+    costs one step per sample (a random model would write all 1024 tokens)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tiny_checkpoint(path)
+    eos = AutoTokenizer.from_pretrained(path).eos_token_id
+    model = AutoModelForCausalLM.from_pretrained(path, tie_word_embeddings=False)
+    with torch.no_grad():
+        model.model.embed_tokens.weight[:, 0] = 10.0
+        model.model.norm.weight.zero_()
+        model.model.norm.weight[0] = 1.0
+        model.lm_head.weight.zero_()
+        model.lm_head.weight[eos, 0] = 50.0
+    model.save_pretrained(path)
+    return path
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
     """What every document's workspace starts from: links to the checkout's folders, raw/ (a HumanEval
@@ -337,13 +357,14 @@ def base(tmp_path_factory) -> Path:
     write_jsonl(root / "samples.jsonl", [
         {"task_id": r["task_id"], "completion": think(r["prompt"] + body)}
         for r in he for body in (r["canonical_solution"], "    return None\n")])
-    tiny_checkpoint(root / "models" / "tiny")
+    answering_at_once(root / "models" / "tiny")
     # the model the learning check's dry run leaves (docs/integrations.md's TRL example trains it)
     shutil.copytree(root / "models" / "tiny", root / "runs" / "learning_check" / "seed1" / "sft")
     bin_ = root / "bin"
     bin_.mkdir()
-    (bin_ / "python").symlink_to(sys.executable)
-    (bin_ / "python3").symlink_to(sys.executable)
+    for name in ("python", "python3"):  # a wrapper, not a link: a link to a venv's python is outside the venv
+        (bin_ / name).write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        (bin_ / name).chmod(0o755)
     for name, target in SCRIPTS.items():
         mod, func = target.split(":")
         (bin_ / name).write_text(f"#!{sys.executable}\nimport sys\nfrom {mod} import {func}\nsys.exit({func}())\n")

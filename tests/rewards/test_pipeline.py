@@ -116,3 +116,21 @@ def test_score_in_process_gets_the_lanes_and_the_deadline(caplog):
     assert [b.status for b in cut] == ["timeout"] * 5 + ["passed"]
     assert "5 of 6 jobs cut" in caplog.text and "for 5 that had exceeded their probe" in caplog.text
     assert [b.reward for b in cut[:5]] == pytest.approx([items[0].reward] * 5) and items[0].reward < cut[5].reward
+
+
+def test_unmatched_prompts_are_told_apart_in_the_log(caplog, tmp_path):
+    """Prompts of one dataset share their opening sentence: the warning names each unmatched prompt by the
+    functions it defines, its length and its last words, so two HumanEval-style prompts read differently."""
+    from coderl.rewards.prompt_index import PromptIndex
+    from tests.support import SYSTEM_THINK, chatml, toy_data
+
+    index = PromptIndex.from_jsonl(toy_data(tmp_path / "data.jsonl"))
+    scorer = Scorer(RewardConfig(), index)
+    opening = "Complete the following Python function so that it passes its tests. " * 2
+    for name in ("has_close_elements", "separate_paren_groups"):
+        user = f"{opening}\n```python\ndef {name}(numbers, threshold):\n    ...\n```\nCut off here at {name}"
+        scorer.prepare_one(chatml(SYSTEM_THINK, user, think("x = 1")))
+    lines = [r.getMessage() for r in caplog.records if "prompt not found" in r.getMessage()]
+    assert len(lines) == 2 and lines[0] != lines[1], lines
+    assert "defines has_close_elements()" in lines[0] and "ends '" in lines[0] and "at has_close_elements'" in lines[0]
+    assert "defines separate_paren_groups()" in lines[1]
