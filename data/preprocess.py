@@ -25,6 +25,7 @@ if __package__ in (None, "") and importlib.util.find_spec("coderl") is None:
     sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from coderl.rewards.errors import missing_dependency
+from coderl.rewards.version import add_version_flag
 
 try:
     from coderl.data import io, prompting, schemas, writers
@@ -42,11 +43,17 @@ VERIFY_REPORT = "verify.jsonl"  # --verify: per verified row, the cases kept of 
 
 
 class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """The docstring as written, and every option's default."""
+    """The docstring as written, and every option's default where it has one its help does not already give."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default in (None, False) or "default" in (action.help or ""):
+            return action.help or ""
+        return super()._get_help_string(action)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=_Help)
+    add_version_flag(p)
     p.add_argument("--input_dir", required=True,
                    help="A parquet (or JSON Lines: .jsonl) file, or a directory searched recursively.")
     p.add_argument("--output_dir", required=True,
@@ -65,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "only a dataset with one split; hash: every row by --test_ratio (a benchmark may land in "
                         "train: stats.json counts it).")
     p.add_argument("--test_ratio", type=float, default=0.1,
-                   help="Fraction of the hash-split problems in test.jsonl (rows without a split of their own).")
+                   help="Fraction of the hash-split problems in test.jsonl (rows without a split of their own); a benchmark "
+                        "goes to test.jsonl whole, for coderl-evaluate.")
     p.add_argument("--seed", type=int, default=42, help="Seed of the hash-based split.")
     p.add_argument("--max_samples", type=int, default=None, help="Stop after writing this many problems.")
     p.add_argument("--max_tests_per_problem", type=int, default=None, help="Keep at most N tests per problem.")

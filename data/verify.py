@@ -23,6 +23,8 @@ kept and gets a limit that fits it.
 
 from __future__ import annotations
 
+import ast
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -30,6 +32,7 @@ from dataclasses import replace
 from coderl.data.schemas import Problem
 from coderl.rewards.labels import Label
 from coderl.rewards.sandbox.inside.formats import REGISTRY
+from coderl.rewards.sandbox.inside.formats.humaneval import is_case
 
 
 class Verifier:
@@ -59,7 +62,7 @@ class Verifier:
             p = problems[i]
             outcome = self._keep(p, res)
             self._count(p, outcome)
-            kept, dropped = outcome["kept"], outcome["dropped"]
+            kept, dropped = outcome["kept"], _with_errors(outcome["dropped"], self._failures(p, res))
             self.reports[i] = {"source_id": p.source_id, "cases": outcome["cases"],
                                "kept_cases": outcome["kept_cases"], "dropped": dropped}
             passed = [o.runtime_s for o in res.outcomes if o.status == "passed"]
@@ -128,6 +131,20 @@ class Verifier:
             pos += n
         p.tests = kept
 
+    def _failures(self, p: Problem, res) -> dict[int, dict[int, str]]:
+        """Per test entry, per case of it (0-based), what a failing case said: the assertion or error, one line."""
+        sizes = self._case_counts(_label(p))
+        out: dict[int, dict[int, str]] = {}
+        pos = 0
+        for k, n in enumerate(sizes):
+            for i, o in enumerate(res.outcomes[pos:pos + n]):
+                if o.status != "passed":
+                    said = _one_line(o.detail or res.detail)
+                    src = _case_source(p, k, i)
+                    out.setdefault(k, {})[i] = f"{src} -> {said}" if src and said else src or said
+            pos += n
+        return out
+
     def _case_counts(self, label: Label) -> list[int]:
         """Test cases each of the label's tests declares: those of a label holding that test alone."""
         if len(label.tests) == 1:
@@ -139,3 +156,48 @@ def _label(p: Problem) -> Label:
     # the dataset's own limit, when it states one, is the one the reference is measured under
     return Label(format=p.format, tests=tuple(p.tests), entry_point=p.entry_point, setup_code=p.setup_code,
                  time_limit_s=p.time_limit_s)
+
+
+_ERROR_CHARS = 200  # of a failing case's detail, in verify.jsonl's dropped entries
+
+
+def _one_line(detail: str) -> str:
+    """The informative end of a traceback or diff (its last non-empty lines), on one line, capped."""
+    lines = [ln.strip() for ln in (detail or "").strip().splitlines() if ln.strip()]
+    text = " | ".join(lines[-2:]) if lines else ""
+    return text if len(text) <= _ERROR_CHARS else text[:_ERROR_CHARS - 1] + "…"
+
+
+def _case_source(p: Problem, k: int, i: int) -> str:
+    """The source of case i of test k where one line shows it: an assert entry, a humaneval check() assert."""
+    test = p.tests[k] if k < len(p.tests) else None
+    if not isinstance(test, str):
+        return ""
+    if p.format == "assert":
+        return _one_line(test)
+    if p.format == "humaneval":
+        try:
+            tree = ast.parse(test)
+        except SyntaxError:
+            return ""
+        checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
+        cases = [n for n in checks[-1].body if is_case(n)] if checks else []
+        return _one_line(ast.get_source_segment(test, cases[i]) or "") if i < len(cases) else ""
+    return ""
+
+
+def _with_errors(dropped: list[str], failures: dict[int, dict[int, str]]) -> list[str]:
+    """Each dropped entry with the text of its failing case appended: `tests[2] (failed: AssertionError: ...)`,
+    `check case 1 (failed: ...)` (HumanEval's check() is test 0; a unittest module's entries, one per method,
+    take its failing cases in order)."""
+    out = []
+    left = {k: list(v.values()) for k, v in failures.items()}
+    for entry in dropped:
+        text = ""
+        if not entry.endswith("(passed)"):
+            if m := re.match(r"check case (\d+) ", entry):
+                text = failures.get(0, {}).get(int(m.group(1)), "")
+            elif (m := re.match(r"tests\[(\d+)\]", entry)) and left.get(int(m.group(1))):
+                text = left[int(m.group(1))].pop(0)
+        out.append(f"{entry[:-1]}: {text})" if text and entry.endswith(")") else entry)
+    return out

@@ -41,6 +41,7 @@ from coderl.launch.ds_plan import (
     resolve_local,
     zero_model_states,
 )
+from coderl.rewards.version import add_version_flag
 
 EXIT_CODES = {
     "usage": 2,
@@ -643,13 +644,15 @@ def main(argv: list[str] | None = None) -> int:
         argv, flag_words = argv[:i], argv[i + 1:]
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="exit codes: " + ", ".join(f"{v}={k}" for k, v in EXIT_CODES.items()))
+    add_version_flag(p)
     sub = p.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("ds-flags", help="print the OpenRLHF flags a DeepSpeed JSON stands for")
     d.add_argument("--ds_config", required=True)
     d.add_argument("--micro_train_batch_size", type=int, default=None, help="override the JSON's value")
     d.add_argument("--train_batch_size", type=int, default=None, help="override the JSON's value")
     c = sub.add_parser("check", help="run the checks; OpenRLHF flags of the command follow `--`")
-    c.add_argument("--data", required=True)
+    c.add_argument("--data_path", "--data", dest="data", required=True,
+                   help="the training JSONL (the reward server's --data_path; launch scripts: DATA)")
     c.add_argument("--reward_url", required=True)
     c.add_argument("--gpus", type=int, required=True, help="GPUs the job uses on this node")
     c.add_argument("--model", required=True)

@@ -135,7 +135,7 @@ class ServerConfig(_Section):
                                     "flight have this long to finish, then get a 503 (resend them elsewhere).")
     log_every_n_batches: int = Field(10, ge=1, description="Log one line of batch stats every N batches.")
     unmatched_warn_rate: float = Field(0.05, ge=0, le=1, description="Warn on every batch whose fraction of queries matching no problem reaches this (they get unmatched_reward).")
-    reward_log: str | None = Field(None, description="Append one JSON line of per-batch means (reward, components, pass and unmatched rates, seconds) to this file; plot: python -m coderl.rewards.reward_log FILE.")
+    reward_log: str | None = Field(None, description="Append one JSON line of per-batch means (reward, components, pass and unmatched rates, seconds) to this file; a server restarted on it continues it (next run id, batch numbers go on); plot: coderl-reward-log FILE.")
     result_cache: bool = Field(True, description="Reuse each program's first verdict across batches, by (label, exact code, sandbox limits); --no_result_cache turns it off.")
     cache_size: int = Field(16384, ge=0, description="Most results the result cache keeps (least recently used go first); 0 = off.")
     cache_max_uses: int = Field(32, ge=1, description="Lookups one cached result may answer before the program runs again: no single run of a nondeterministic program decides its reward for good.")
@@ -238,8 +238,10 @@ def _mapping(text: str) -> dict[str, str]:
     return out
 
 
-def add_cli_flags(parser: argparse.ArgumentParser, sections=("sandbox", "reward", "server")) -> None:
-    """Add one ``--field_name`` flag per config field (default None = keep the file's value)."""
+def add_cli_flags(parser: argparse.ArgumentParser, sections=("sandbox", "reward", "server"),
+                  aliases: dict[str, tuple[str, ...]] | None = None) -> None:
+    """Add one ``--field_name`` flag per config field (default None = keep the file's value); aliases: more
+    spellings of a field's flag (the name other commands give the same thing)."""
     for name in sections:
         group = parser.add_argument_group(f"{name} config (overrides configs/reward.yaml)")
         for field_name, info in _SECTIONS[name].model_fields.items():
@@ -255,7 +257,7 @@ def add_cli_flags(parser: argparse.ArgumentParser, sections=("sandbox", "reward"
                 kwargs["type"], kwargs["metavar"] = _mapping, "NAME=VALUE[,NAME=VALUE]"
             else:
                 kwargs["metavar"] = field_name.upper()
-            group.add_argument(flag, **kwargs)
+            group.add_argument(flag, *(aliases or {}).get(field_name, ()), **kwargs)
 
 
 def apply_cli_overrides(cfg: CoderlConfig, args: argparse.Namespace) -> CoderlConfig:

@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import itertools
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -67,6 +68,16 @@ class Prepared:
         return self.label is not None and self.extracted.code is not None and self.syntax_ok is not False
 
 
+def _name_prompt(text: str) -> str:
+    """What tells one unmatched prompt from another: prompts of a dataset share their opening sentence, so the
+    functions it defines, its length and its last words (where a truncated prompt was cut) go with it."""
+    flat = " ".join(text.split())
+    names = list(dict.fromkeys(re.findall(r"\bdef\s+([A-Za-z_]\w*)\s*\(", text)))[:3]
+    defines = f"defines {', '.join(n + '()' for n in names)}, " if names else ""
+    return (f"user message of {len(text)} chars, {defines}begins {flat[:60]!r}, ends {flat[-60:]!r}"
+            if len(flat) > 120 else f"user message {flat!r}")
+
+
 class Scorer:
     """Stateless per batch; keeps small caches (parsed labels) and the log-once sets. Thread-safe."""
 
@@ -105,16 +116,17 @@ class Scorer:
 
     def _note_unmatched(self, query: str) -> None:
         split = split_templated(query)
-        text = (split.user if split is not None else strip_leading_pads(query))[:2000]
+        full = split.user if split is not None else strip_leading_pads(query)
+        text = full[:2000]
         key = hashlib.blake2b(normalize(text).encode("utf-8", "surrogatepass"), digest_size=8).digest()
         with self._lock:
             if key in self._logged_unmatched or len(self._logged_unmatched) >= _UNMATCHED_LOG_LIMIT:
                 return
             self._logged_unmatched.add(key)
             last = len(self._logged_unmatched) == _UNMATCHED_LOG_LIMIT
-        excerpt = " ".join(text.split())[:120]
-        log.warning("prompt not found in the dataset, reward %.3g: %r%s", self.cfg.unmatched_reward, excerpt,
-                    " (further unmatched prompts are counted in /metrics, not logged)" if last else "")
+        log.warning("prompt not found in the dataset, reward %.3g: %s%s", self.cfg.unmatched_reward,
+                    _name_prompt(full), " (further unmatched prompts are counted in /metrics, not logged)" if last
+                    else "")
 
     def prepare_one(self, query: str, prompt: str | None = None, label: str | None = None,
                     check_syntax: bool = True) -> Prepared:

@@ -114,7 +114,8 @@ def load_problems(path: str | Path) -> tuple[list[IndexedProblem], str]:
     try:
         data = p.read_bytes()
     except FileNotFoundError:
-        raise DataError(f"data file not found: {p}") from None
+        raise DataError(f"data file not found: {p} (data/preprocess.py writes it: python data/preprocess.py "
+                        f"--input_dir PARQUET_DIR --output_dir {p.parent})") from None
     except IsADirectoryError:
         hint = f": did you mean {p / 'train.jsonl'}?" if (p / "train.jsonl").is_file() else ""
         raise DataError(f"data file {p} is a directory; pass the JSONL file data/preprocess.py wrote{hint}") from None

@@ -53,21 +53,14 @@ try:
     from coderl.rewards.prompt_index import PromptIndex, describe
     from coderl.rewards.reward_log import RewardLog
     from coderl.rewards.stepwise_json import loads as json_loads
+    from coderl.rewards.version import add_version_flag
+    from coderl.rewards.version import version as _version
 except ModuleNotFoundError as _e:
     if (_e.name or "coderl").startswith("coderl"):
         raise
     sys.exit(missing_dependency(_e))
 
 log = logging.getLogger("coderl.reward_server")
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("coderl")
-    except Exception:  # not installed: running from a checkout
-        return "0.1.0+checkout"
 
 
 def _bad(status: int, msg: str) -> HTTPException:
@@ -292,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "-> {\"rewards\": [...], \"scores\": [...], \"extra_logs\": {...}}; GET /health, /metrics.")
     p.add_argument("--config", default=None, help="YAML config (default: configs/reward.yaml when present).")
     p.add_argument("--log_level", default="info", choices=["debug", "info", "warning", "error"])
-    add_cli_flags(p)
+    add_version_flag(p)
+    add_cli_flags(p, aliases={"data_path": ("--data",)})  # --data: coderl-evaluate's old spelling
     return p
 
 
@@ -384,8 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: cannot write --reward_log {s.reward_log}: {e.strerror}", file=sys.stderr)
         return 2
     if reward_log is not None:
-        log.info("per-batch reward log: %s (plot: python -m coderl.rewards.reward_log %s)", reward_log.path,
-                 reward_log.path)
+        log.info("per-batch reward log: %s", reward_log.describe())
     from coderl.rewards.executors import make_executor
 
     executor = make_executor(cfg)

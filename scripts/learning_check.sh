@@ -129,7 +129,8 @@ need=(torch transformers tokenizers matplotlib)
 [[ $TRAINER == trl ]] && need+=(trl datasets)
 missing="$(missing_modules "$PYTHON" "${need[@]}")"
 [[ -z $missing ]] || die 2 "PYTHON=$PYTHON cannot import $missing (even DRY_RUN=1 trains a tiny model): bash \
-scripts/test.sh installs them into .venv (CPU torch + .[learning-check]), then PYTHON=.venv/bin/python"
+scripts/test.sh --install-only installs them into .venv (CPU torch + coderl's extras; no tests run), then \
+PYTHON=.venv/bin/python"
 if [[ $TRAINER == openrlhf ]]; then  # checked before any stage runs
   # The server must be ours: a port already taken (say by another check) would leave our server dead and the
   # health poll answered by the other one.
@@ -263,6 +264,25 @@ for S in $SEEDS; do
       --scale_rewards "$GRPO_SCALE_REWARDS" --temperature "$GRPO_TEMPERATURE" --seed "$S" --threads "$THREADS" \
       --max_seconds "$GRPO_MAX_SECONDS" "${reward_args[@]}" >"$R/grpo.log" 2>&1 || rc=$?
     grep -a "^{'loss'" "$R/grpo.log" | tail -1 || true
+    # What reached the trainer: TRL's logged batch-mean reward per step (a dry run whose rewards are all 0 has
+    # a model that wrote no code: the loop ran, but no reward signal was exercised).
+    "$PYTHON" - "$R/grpo.log" <<'PY' || true
+import ast, sys
+steps = []
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    if line.startswith("{'loss'"):
+        try:
+            steps.append(ast.literal_eval(line.strip()))
+        except (ValueError, SyntaxError):
+            pass
+if steps:
+    rewards = ", ".join(f"{s.get('reward', 0):.3f}" for s in steps)
+    no_code = steps[-1].get("rewards/coderl/no_code/mean")
+    print(f"GRPO reward reaching the trainer, per step: {rewards}"
+          + (f" (last step: {100 * no_code:.0f} % of completions without code)" if no_code is not None else ""))
+    if not any(s.get("reward", 0) for s in steps):
+        print("!!! every reward the trainer got was 0: no completion held code the reward could run")
+PY
     if [[ $rc != 0 || ! -f $R/grpo/model/config.json ]]; then
       tail -40 "$R/grpo.log"
       die 1 "GRPO for seed $S failed (rc=$rc, 124 = over TIME_BUDGET=$TIME_BUDGET s); see $R/grpo.log"

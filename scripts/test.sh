@@ -3,12 +3,17 @@
 #
 #   bash scripts/test.sh                 # whole suite
 #   bash scripts/test.sh -k sandbox -x   # extra args go to pytest
+#   bash scripts/test.sh --install-only  # install everything below (CPU torch, every extra), run no test:
+#                                        # then .venv/bin/python runs the learning check, TRL on CPU, ...
 #
 # Knobs (env vars):
 #   VENV=.venv             virtualenv to create/reuse (ignored with USE_CURRENT_ENV=1)
 #   USE_CURRENT_ENV=0      1 = install into and test with the current python instead of a venv
 #   PYTHON=python3         interpreter used to create the venv
 #   TORCH_VERSION=2.13.0   CPU torch for importing OpenRLHF (an unpinned torch pulls GBs of CUDA)
+#   TORCH_INDEX_URL=       where that torch comes from; empty = pip's configured indexes. PyPI's Linux torch is
+#                          the CUDA build (GBs): on a machine whose pip has no CPU wheel source, set
+#                          TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 #   OPENRLHF_VERSION=0.5.7 OpenRLHF release the patch tests run against (downloaded from PyPI)
 #   OPENRLHF_LATEST_VERSION=0.11.2  newest OpenRLHF with a patch set (patches/<version>/), also downloaded
 #   VERL_VERSION=0.9.1     verl the integration tests drive, installed --no-deps into .cache/verl-<version>
@@ -20,7 +25,11 @@ set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 LOG_TAG=test.sh
-case "${1:-}" in -h|--help) usage; exit 0 ;; esac
+INSTALL_ONLY=0
+case "${1:-}" in
+  -h|--help) usage; exit 0 ;;
+  --install-only) INSTALL_ONLY=1; shift ;;
+esac
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -28,6 +37,7 @@ VENV="${VENV:-.venv}"
 USE_CURRENT_ENV="${USE_CURRENT_ENV:-0}"
 PYTHON="${PYTHON:-python3}"
 TORCH_VERSION="${TORCH_VERSION:-2.13.0}"
+TORCH_INDEX_URL="${TORCH_INDEX_URL:-}"
 OPENRLHF_VERSION="${OPENRLHF_VERSION:-0.5.7}"
 OPENRLHF_LATEST_VERSION="${OPENRLHF_LATEST_VERSION:-0.11.2}"
 VERL_VERSION="${VERL_VERSION:-0.9.1}"
@@ -55,9 +65,16 @@ fi
 if [ "$SKIP_INSTALL" != 1 ]; then
   log "installing CPU torch==$TORCH_VERSION, the OpenRLHF CPU stack and coderl[test,ray]"
   "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
-  "$PY" -m pip install -q --disable-pip-version-check "torch==$TORCH_VERSION"
+  torch_index=()
+  [ -n "$TORCH_INDEX_URL" ] && torch_index=(--index-url "$TORCH_INDEX_URL")
+  "$PY" -m pip install -q --disable-pip-version-check "${torch_index[@]}" "torch==$TORCH_VERSION"
   "$PY" -m pip install -q --disable-pip-version-check -e ".[test,ray,openrlhf-cpu,learning-check,integrations]" \
     "torch==$TORCH_VERSION"
+fi
+
+if [ "$INSTALL_ONLY" = 1 ]; then  # the test-only downloads below (OpenRLHF wheels, verl, TRL 1.x) are skipped
+  log "installed into $("$PY" -c 'import sys; print(sys.prefix)'): coderl[test,ray,openrlhf-cpu,learning-check,integrations] with CPU torch==$TORCH_VERSION (no tests run)"
+  exit 0
 fi
 
 # The patch tests need the real OpenRLHF release source, not an installed copy: download the wheels once.

@@ -98,8 +98,8 @@ def test_tests_mirror_the_source_tree():
         if rel.parts and not (REPO_ROOT / rel).is_dir():
             stray.append(str(rel))
     assert not stray, f"test folders with no source folder of the same path: {stray}"
-    # test modules at the top of tests/ test the project as a whole (packaging), not one module
-    assert sorted(p.name for p in (REPO_ROOT / "tests").glob("test_*.py")) == ["test_packaging.py"]
+    # test modules at the top of tests/ test the project as a whole (packaging, the docs' examples), not one module
+    assert sorted(p.name for p in (REPO_ROOT / "tests").glob("test_*.py")) == ["test_docs.py", "test_packaging.py"]
     untested = []
     for folder in SETUPTOOLS["package-dir"].values():
         for module in sorted((REPO_ROOT / folder).rglob("*.py")):
@@ -208,9 +208,12 @@ def test_console_scripts_from_another_directory(installed, tmp_path):
     assert row["input"][0]["role"] == "system" and "<think>" in row["input"][0]["content"]
     assert "def add(a, b)" in row["input"][1]["content"]
 
-    for script, flag in (("coderl-reward-server", "--data_path"), ("coderl-evaluate", "--completion_format")):
+    for script, flag in (("coderl-reward-server", "--data_path"), ("coderl-evaluate", "--completion_format"),
+                         ("coderl-reward-log", "--out"), ("coderl-preflight", "estimate")):
         proc = _run(venv, elsewhere, script, "--help")
         assert proc.returncode == 0 and flag in proc.stdout, out(proc)
+        proc = _run(venv, elsewhere, script, "--version")  # the installed distribution's version
+        assert proc.returncode == 0 and f"(coderl {PYPROJECT['project']['version']})" in proc.stdout, out(proc)
     # the default config is the installed one, not a checkout's
     proc = _run(venv, elsewhere, str(venv / "bin" / "python"), "-c",
                 "from coderl.rewards.config import DEFAULT_CONFIG_PATH as p; print(p, p.is_file())")

@@ -1,15 +1,17 @@
 """pass@k on held-out problems, graded exactly as the training reward grades (extraction + sandbox).
 
 Score samples (rows {"task_id": label source_id, "completion": the model's whole response}):
-    coderl-evaluate --data data_out/test.jsonl --samples samples.jsonl --k 1,5,10 --out eval/base
+    coderl-evaluate --data_path data_out/test.jsonl --samples samples.jsonl --k 1,5,10 --out eval/base
 Generate with a checkpoint (vLLM when it imports, else HF generate), then score:
-    coderl-evaluate --data data_out/test.jsonl --model PATH --n 10 --temperature 1.0 --max_new_tokens 1024 \\
+    coderl-evaluate --data_path data_out/test.jsonl --model PATH --n 10 --temperature 1.0 --max_new_tokens 1024 \\
         --k 1,5,10 --out eval/step200
 Compare two runs (before / after training):
     coderl-evaluate --compare eval/base eval/step200
 
 Writes OUT/results.jsonl (one row per sample), OUT/summary.json ("pass@K" floats, counts) and, with
---model, OUT/samples.jsonl; prints a table. Details: docs/evaluation.md.
+--model, OUT/samples.jsonl; prints a table. A benchmark's test.jsonl holds its test split only (preprocess's
+--test_ratio, 0.1 by default): preprocess with --test_ratio 1.0 to score every problem. Details:
+docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from coderl.rewards.evaluation.score import (
     completion_format_hint,
     score,
 )
-from coderl.rewards.evaluation.tasks import load_tasks
+from coderl.rewards.evaluation.tasks import load_tasks, split_note
 from coderl.rewards.executors import LocalExecutor
+from coderl.rewards.version import add_version_flag
 
 log = logging.getLogger("coderl.evaluate")
 
@@ -43,13 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="coderl-evaluate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 # not argparse's list of all ~35 flags, which would bury a one-line error
-                                usage="%(prog)s (--samples FILE | --model CKPT | --compare A B) [--data JSONL] "
+                                usage="%(prog)s (--samples FILE | --model CKPT | --compare A B) [--data_path JSONL] "
                                       "[--out DIR] [option ...] (all options: --help)")
+    add_version_flag(p)
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--samples", help="JSONL (or .jsonl.gz) of {task_id, completion} rows to score.")
     mode.add_argument("--model", help="Checkpoint (HF directory or hub name) to sample from, then score.")
     mode.add_argument("--compare", nargs=2, metavar=("A", "B"), help="Print two runs' --out directories side by side.")
-    p.add_argument("--data", help="The problems: a JSONL written by data/preprocess.py (e.g. test.jsonl).")
+    p.add_argument("--data_path", "--data", dest="data",
+                   help="The problems: a JSONL written by data/preprocess.py (e.g. test.jsonl: its test split, "
+                        "--test_ratio of the problems). --data: the same (the reward server's name is --data_path).")
     p.add_argument("--out", help="Output directory: results.jsonl, summary.json (and samples.jsonl with --model).")
     p.add_argument("--k", default="1,10", help="Comma-separated k values for pass@k (default 1,10).")
     p.add_argument("--completion_format", choices=COMPLETION_FORMATS, default="response",
@@ -79,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if args.compare:
         return
-    missing = [f"--{n}" for n in ("data", "out") if not getattr(args, n)]
+    missing = [f"--{f}" for n, f in (("data", "data_path"), ("out", "out")) if not getattr(args, n)]
     if missing:
         p.error(f"{' and '.join(missing)} required with --samples / --model")
     if args.model and args.completion_format != "response":
@@ -100,6 +106,10 @@ def run(args: argparse.Namespace, progress: bool) -> dict:
     cfg = apply_cli_overrides(load_config(args.config), args)
     tasks = load_tasks(args.data)
     meta: dict = {"data": args.data, "data_sha256": tasks.sha256, "completion_format": args.completion_format}
+    note = split_note(args.data)
+    if note:
+        meta["split_note"] = note
+        log.warning(note)  # now, and again under the table
     if args.model:
         sampling = _sampling(args)  # bad flags fail before a model is loaded
         ids = tasks.ids()
@@ -165,8 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"output: {Path(args.out) / written[0]}, {', '.join(written[1:])}")
     unknown = summary["unknown_task_ids"]
     if unknown:
-        print(f"warning: {sum(unknown.values())} sample(s) name a task_id that is not in {args.data}; they are "
-              "listed in summary.json (unknown_task_ids) and results.jsonl, not scored", file=sys.stderr)
+        print(f"warning: NOT SCORED: {sum(unknown.values())} sample(s) name a task_id that is not in {args.data} "
+              f"({len(unknown)} task id(s)); they are listed in summary.json (unknown_task_ids) and results.jsonl",
+              file=sys.stderr)
+    if summary.get("split_note"):
+        print(f"warning: scored {summary['problems']} problem(s) only: {summary['split_note']}", file=sys.stderr)
     return 0
 
 

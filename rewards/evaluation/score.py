@@ -118,12 +118,15 @@ def completion_format_hint(tasks: Tasks, samples: Sequence[Sample], completion_f
             "mean --completion_format humaneval?")
 
 
-def run_jobs(executor: BaseExecutor, jobs: list, progress: bool = False) -> list[JobResult | None]:
+def run_jobs(executor: BaseExecutor, jobs: list, progress: bool = False, samples: int | None = None
+             ) -> list[JobResult | None]:
     """Results in job order, as the executor runs a server batch: identical (code, tests) pairs run once (low-
-    temperature samples repeat), and every chunk is queued at once."""
+    temperature samples repeat), and every chunk is queued at once. The bar counts samples (of `samples`, those
+    with no program to run already done)."""
     from tqdm import tqdm
 
-    with tqdm(total=len(jobs), unit="program", desc="score", disable=not progress) as bar:
+    total = max(samples or 0, len(jobs))
+    with tqdm(total=total, initial=total - len(jobs), unit="sample", desc="score", disable=not progress) as bar:
         return asyncio.run(executor.run(jobs, _NO_DEADLINE_S, bar.update))
 
 
@@ -161,7 +164,7 @@ def score(tasks: Tasks, samples: Sequence[Sample], executor: BaseExecutor, rewar
         slots.append((s.task_id, index, len(prepared)))
         prepared.append(_prepare(scorer, problem, s, completion_format))
     positions, jobs = Scorer.jobs(prepared)
-    results = run_jobs(executor, jobs, progress) if jobs else []
+    results = run_jobs(executor, jobs, progress, len(samples)) if jobs else []
     breakdowns = scorer.finish(prepared, positions, results)
     by_pos = dict(zip(positions, results, strict=True))
     totals: dict[str, int] = {}

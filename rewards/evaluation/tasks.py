@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,3 +43,24 @@ def load_tasks(path: str | Path) -> Tasks:
                             "evaluate one source per file")
         # else: the same problem twice (a duplicated row) -- one task
     return Tasks(str(path), sha, by_id)
+
+
+def split_note(path: str | Path) -> str | None:
+    """What a split file leaves out of its benchmark, from the stats.json data/preprocess.py wrote beside it:
+    the test split holds --test_ratio of the problems (the rest are in train.jsonl); None for a whole benchmark."""
+    p = Path(path)
+    try:
+        stats = json.loads((p.parent / "stats.json").read_text(encoding="utf-8"))
+        ratio, splits = float(stats["args"]["test_ratio"]), stats["splits"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    split = {"test.jsonl": "test", "train.jsonl": "train"}.get(p.name)
+    if split is None or split not in splits:
+        return None
+    total, here = sum(splits.values()), splits[split]
+    if here >= total:
+        return None
+    return (f"{p} is the {split} split of a data/preprocess.py run (--test_ratio {ratio:g}): {here} of the "
+            f"{total} problems it wrote; the other {total - here} are in "
+            f"{p.parent / ('train.jsonl' if split == 'test' else 'test.jsonl')}. To score a whole benchmark, "
+            "preprocess it with --test_ratio 1.0 (every problem in test.jsonl)")

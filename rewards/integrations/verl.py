@@ -1,6 +1,6 @@
 """coderl's reward as a verl custom reward function (data written by data/preprocess.py --output_format verl).
 
-    reward.custom_reward_function.path=/path/to/coderl/rewards/integrations/verl.py  # or pkg://rewards.integrations.verl
+    reward.custom_reward_function.path=/path/to/coderl/rewards/integrations/verl.py  # or pkg://coderl.rewards.integrations.verl
     reward.custom_reward_function.name=compute_score_async    # or compute_score / compute_score_batch
     +reward.custom_reward_function.reward_kwargs.server_url=http://HOST:5000           # optional: the server
 

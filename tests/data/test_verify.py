@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -138,10 +139,13 @@ def test_verify_keeps_the_methods_the_reference_passes(tmp_path):
     r10 = report["10"]
     assert r10["kept"] and r10["cases"] == 26 and r10["kept_cases"] == 19 and r10["kept_tests"] == 2
     assert r10["file"] == str(src) and r10["row"] == 2
-    assert r10["dropped"][:3] == ["tests[1] TestAdd.test_03 (failed)", "tests[1] TestAdd.test_11 (failed)",
-                                  "tests[1] TestAdd.test_17 (failed)"]
-    assert "tests[2] (no test method)" in r10["dropped"] and "tests[3] TestAdd.test_00 (failed)" in r10["dropped"]
-    assert "tests[4] TestLog.test_1_fills (failed)" in r10["dropped"]
+    # each failing case's entry ends with what it said: `tests[1] TestAdd.test_03 (failed: ... AssertionError: ...)`
+    said = [re.sub(r"^(.*?\((?:failed|error))(: .*)?\)$", r"\1)", e) for e in r10["dropped"]]
+    assert said[:3] == ["tests[1] TestAdd.test_03 (failed)", "tests[1] TestAdd.test_11 (failed)",
+                        "tests[1] TestAdd.test_17 (failed)"]
+    assert all("AssertionError" in e for e in r10["dropped"][:3]), r10["dropped"]
+    assert "tests[2] (no test method)" in said and "tests[3] TestAdd.test_00 (failed)" in said
+    assert "tests[4] TestLog.test_1_fills (failed)" in said
     assert r10["dropped"][-1].startswith("tests[2] (after the cut: 1 of its 1 cases failed)")
     assert not report["11"]["kept"] and report["11"]["kept_cases"] == 0
     with Sandbox(SandboxConfig(workers=1)) as sb:  # what was kept is what the reference passes when graded
@@ -217,6 +221,9 @@ def test_humaneval_real_data_verify_keeps_all_164(tmp_path):
     fixed = ids["Broken/0"].tests[0]
     assert "0.3) == False" not in fixed and fixed.count("assert candidate") == he[0]["test"].count("assert candidate") - 1
     assert stats["verify"]["humaneval_asserts_dropped"] == 1
+    dropped = next(r for r in read_jsonl(tmp_path / "out" / "verify.jsonl") if r["source_id"] == "Broken/0")["dropped"]
+    assert len(dropped) == 1 and dropped[0].startswith("check case ") and "0.3) == False -> " in dropped[0], dropped
+    assert "AssertionError" in dropped[0]  # the case's source, then what it said
 
 
 def test_verify_keeps_verl_rows_unverified(tmp_path):

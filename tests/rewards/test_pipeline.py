@@ -139,3 +139,21 @@ def test_a_job_the_sandbox_lost_gets_the_cut_reward_never_a_failures():
     assert [b.status for b in items] == ["passed", "failed", "deadline"]
     assert items[2].reward == pytest.approx((items[0].reward + items[1].reward) / 2)
     assert extra_logs(items)["reward/cut"] == [0.0, 0.0, 1.0]
+
+
+def test_unmatched_prompts_are_told_apart_in_the_log(caplog, tmp_path):
+    """Prompts of one dataset share their opening sentence: the warning names each unmatched prompt by the
+    functions it defines, its length and its last words, so two HumanEval-style prompts read differently."""
+    from coderl.rewards.prompt_index import PromptIndex
+    from tests.support import SYSTEM_THINK, chatml, toy_data
+
+    index = PromptIndex.from_jsonl(toy_data(tmp_path / "data.jsonl"))
+    scorer = Scorer(RewardConfig(), index)
+    opening = "Complete the following Python function so that it passes its tests. " * 2
+    for name in ("has_close_elements", "separate_paren_groups"):
+        user = f"{opening}\n```python\ndef {name}(numbers, threshold):\n    ...\n```\nCut off here at {name}"
+        scorer.prepare_one(chatml(SYSTEM_THINK, user, think("x = 1")))
+    lines = [r.getMessage() for r in caplog.records if "prompt not found" in r.getMessage()]
+    assert len(lines) == 2 and lines[0] != lines[1], lines
+    assert "defines has_close_elements()" in lines[0] and "ends '" in lines[0] and "at has_close_elements'" in lines[0]
+    assert "defines separate_paren_groups()" in lines[1]

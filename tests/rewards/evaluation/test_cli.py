@@ -86,7 +86,7 @@ def test_bad_input_names_file_line_field_and_writes_nothing(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["--samples", str(good), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
-    assert e.value.code == 2 and "--data required" in err
+    assert e.value.code == 2 and "--data_path required" in err
     assert len(err.splitlines()) == 2, "a short usage line, then the error: not the list of every flag"
     assert not (tmp_path / "o").exists()
 
@@ -116,3 +116,21 @@ def test_script_wrapper_and_console_script(repo_root):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "--completion_format" in r.stdout and "--test_timeout_s" in r.stdout
     assert '\ncoderl-evaluate = "coderl.rewards.evaluation.cli:main"\n' in (repo_root / "pyproject.toml").read_text()
+
+
+def test_a_split_file_says_what_it_leaves_out_and_data_is_an_alias(tmp_path, capsys):
+    """test.jsonl of a preprocess run with --test_ratio < 1 is part of its benchmark: the run says how many
+    problems it scored of how many, and how to score them all; --data and --data_path are one flag."""
+    data = toy_data(tmp_path / "test.jsonl", ("add",))
+    (tmp_path / "stats.json").write_text(json.dumps({"args": {"test_ratio": 0.1}, "splits": {"train": 2, "test": 1}}))
+    samples = write_samples(tmp_path / "s.jsonl", [("add", think(TOY["add"][2]))])
+    for flag in ("--data_path", "--data"):
+        rc, _, err = _run(capsys, flag, data, "--samples", samples, "--out", tmp_path / flag.strip("-"))
+        assert rc == 0, err
+        assert "scored 1 problem(s) only" in err and "1 of the 3 problems" in err and "--test_ratio 1.0" in err
+        assert "the other 2 are in" in err and str(tmp_path / "train.jsonl") in err
+        summary, _ = _read(tmp_path / flag.strip("-"))
+        assert "--test_ratio 0.1" in summary["split_note"]
+    (tmp_path / "stats.json").write_text(json.dumps({"args": {"test_ratio": 1.0}, "splits": {"train": 0, "test": 1}}))
+    rc, _, err = _run(capsys, "--data_path", data, "--samples", samples, "--out", tmp_path / "whole")
+    assert rc == 0 and "only" not in err  # the whole benchmark: nothing to say
