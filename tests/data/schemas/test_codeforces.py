@@ -55,7 +55,7 @@ def test_generated_tests_published_apart_join_their_problems(tmp_path):
     in generated_tests/test_cases_<contest, 4 digits>.parquet (problem_id, input, output, test_i); pointed at the
     download, preprocess joins them to their problem and never reads that folder as a dataset of its own."""
     root = tmp_path / "codeforces"
-    rows = [{**r, "contest_id": "1", "generated_tests": n} for r, n in zip(codeforces_rows()[:2], (3, 0))]
+    rows = [{**r, "contest_id": "1", "generated_tests": n} for r, n in zip(codeforces_rows()[:2], (3, 0), strict=True)]
     write_parquet(root / "data" / "train-00000-of-00001.parquet", rows)
     write_parquet(root / "generated_tests" / "test_cases_0001.parquet", [
         {"problem_id": "1/A", "input": "7 8\n", "output": "15\n", "test_i": 2},
