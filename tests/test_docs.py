@@ -31,7 +31,16 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from tests.support import REPO_ROOT, humaneval_rows, out, think, tiny_checkpoint, write_jsonl, write_parquet
+from tests.support import (
+    REPO_ROOT,
+    coderm_rows,
+    humaneval_rows,
+    out,
+    think,
+    tiny_checkpoint,
+    write_jsonl,
+    write_parquet,
+)
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -50,7 +59,7 @@ FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w+-]*)\s*$")
 
 # Documented placeholders -> what stands in for them here (run examples only).
 PLACEHOLDERS = {
-    "/path/to/CodeRM-UnitTest": "raw",          # a HumanEval parquet: the schema is detected per file
+    "/path/to/CodeRM-UnitTest": "raw",          # CodeRM-style and HumanEval parquet: the schema is detected per file
     "--input_dir …": "--input_dir raw",
     "/models/Qwen2.5-7B-Instruct": "models/tiny",  # a random ~100k-parameter Qwen2 with a ChatML tokenizer
     "/ckpt/global_step200_hf": "models/tiny",
@@ -313,7 +322,8 @@ def test_the_checker_catches_a_flag_a_path_and_a_knob_that_do_not_exist():
     for what in ("--no_such_flag is not in its --help", "no file scripts/no_such.sh", "reads no NO_SUCH_KNOB",
                  "coderl-no-such is not a console script", "no module coderl.no_such"):
         assert what in found, found
-    assert static_problems(Block(REPO_ROOT / "README.md", 0, "python", "from coderl.rewards import no_such\n"))
+    assert static_problems(Block(REPO_ROOT / "README.md", 0, "python", "from coderl.rewards import no_such\n",
+                                 kind="fragment", reason="a piece of a longer program"))  # not run: imports checked
 
 
 # ------------------------------------------------------------------------------- running
@@ -354,6 +364,8 @@ def base(tmp_path_factory) -> Path:
     cols = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
     (root / "raw").mkdir()
     write_parquet(root / "raw" / "humaneval.parquet", [{c: r[c] for c in cols} for r in he])
+    # HumanEval is a benchmark (all of it goes to test.jsonl): training examples need a training set beside it
+    write_parquet(root / "raw" / "coderm.parquet", coderm_rows(8))
     write_jsonl(root / "samples.jsonl", [
         {"task_id": r["task_id"], "completion": think(r["prompt"] + body)}
         for r in he for body in (r["canonical_solution"], "    return None\n")])
@@ -413,15 +425,29 @@ def runnable(b: Block, port: int) -> str:
     text = re.sub(rf"(--port |localhost:|127\.0\.0\.1:){PORT}\b", rf"\g<1>{port}", text)
     if b.lang == "python":
         return text
-    lines = []
-    for line in logical_lines(text):
+    raw, lines, heredoc, i = text.splitlines(), [], None, 0
+    while i < len(raw):
+        if heredoc:  # a heredoc's body as written
+            lines.append(raw[i])
+            heredoc = None if raw[i].strip() == heredoc else heredoc
+            i += 1
+            continue
+        j, line = i, raw[i]
+        while line.rstrip().endswith("\\") and j + 1 < len(raw):
+            j += 1
+            line = line.rstrip()[:-1] + " " + raw[j]
         if SERVER_CMD.match(line):
-            line = "serve " + re.sub(r"\s*&\s*$", "", line.strip())
-        lines.append(line)
+            lines.append("serve " + re.sub(r"\s*&\s*$", "", line.strip()))
+        else:
+            lines.extend(raw[i:j + 1])
+        if m := re.search(r"<<-?\s*'?\"?(\w+)'?\"?", line):
+            heredoc = m.group(1)
+        i = j + 1
     return PRELUDE + "\n".join(lines) + "\n"
 
 
-RUN_DOCS = sorted({b.doc for b in ALL if b.runs}, key=lambda d: d.name)
+# results_log.md is the history of measured runs: its commands are records of what ran then, not instructions.
+RUN_DOCS = sorted({b.doc for b in ALL if b.runs and b.doc.name != "results_log.md"}, key=lambda d: d.name)
 
 
 @pytest.mark.slow
