@@ -26,19 +26,10 @@ from dataclasses import dataclass
 
 from coderl.rewards.code_reward import RewardBreakdown, compute_reward, cut_rewards, terms, unmatched_reward
 from coderl.rewards.config import RewardConfig
-from coderl.rewards.extract import (
-    ANSWER_FORMATS,
-    Extracted,
-    after_prompt,
-    clean_response,
-    extract_code,
-    format_ok,
-    normalize,
-    split_templated,
-    strip_leading_pads,
-)
+from coderl.rewards.extract import ANSWER_FORMATS, Extracted, extract_code, format_ok
 from coderl.rewards.labels import Label, LabelError, parse_label
 from coderl.rewards.prompt_index import PromptIndex
+from coderl.rewards.query import normalize, read, split_templated, strip_leading_pads
 from coderl.rewards.sandbox import Job, JobResult
 from coderl.rewards.sandbox.results import CUT_INFRA
 from coderl.rewards.syntax import parses
@@ -130,32 +121,15 @@ class Scorer:
 
     def prepare_one(self, query: str, prompt: str | None = None, label: str | None = None,
                     check_syntax: bool = True) -> Prepared:
-        """Find the problem (from the label when given, else the index) and extract the code. Never raises.
+        """Find the problem and the response (query.read) and extract the code. Never raises.
 
-        The response is the text after the prompt that starts the query: after the exact `prompt` when
-        the client sent it, else after the assistant marker that follows the first user turn (or the
-        matched prompt); markers or prompts a response imitates never move that split. With a label
-        the query text is never looked up. check_syntax=False leaves syntax_ok None for finish() to decide.
+        check_syntax=False leaves syntax_ok None for finish() to decide.
         """
         lab = self._parse_label(label) if isinstance(label, str) and label.strip() else None
-        how = "label" if lab is not None else "unmatched"
-        response = after_prompt(query, prompt) if prompt else None
-        if lab is None and self.index is not None:
-            match = self.index.lookup(query)
-            if match is not None and response is None:
-                response = match.response
-            elif match is None and prompt:  # the query did not decode cleanly; the prompt alone may match
-                match = self.index.lookup(prompt)
-            if match is not None:
-                lab, how = match.problem.label, match.how
+        lab, response, how = read(query, prompt, lab, self.index)
         if lab is None:
             self._note_unmatched(query)
             return Prepared(None, "", Extracted(None, "none"), False, False, "unmatched")
-        if response is None:
-            split = split_templated(query)
-            response = split.response if split is not None else strip_leading_pads(query)
-        specials = self.index.special_tokens if self.index is not None else ()
-        response = clean_response(response, specials)
         extracted = extract_code(response, lab.entry_point, self.cfg.syntax_max_chars)
         fmt = lab.extra.get("answer_format") if isinstance(lab.extra, dict) else None
         if fmt not in ANSWER_FORMATS:

@@ -1,10 +1,11 @@
 """Load the training JSONL and find a query's problem in O(len(query)), independent of dataset size.
 
 Two hash indexes over whitespace-free ("normalised") text:
-  * by the last user message's content, for queries in a recognised chat template (extract.TEMPLATES);
+  * by the last user message's content, for queries in a recognised chat template (query.TEMPLATES);
   * by a fixed-length prefix of the prompt text, for un-templated (raw) prompts and, with
     ``--tokenizer``, the exactly templated prompt; a prefix hit is confirmed against the full prompt.
-Seed servers scan every prompt for every query (O(N)); this is one or a few dict look-ups.
+Seed servers scan every prompt for every query (O(N)); this is one or a few dict look-ups, which
+query.lookup makes (the walk from a query's text to its problem is rewards/query.py's).
 
 Both read the prompt from the start of the query: a templated prompt's user turns are taken in order
 from the first one (a row with k user messages matches at turn k, its earlier turns checked too), and
@@ -23,25 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coderl.rewards.errors import DataError
-from coderl.rewards.extract import (
-    ANSWER_FORMATS,
-    normalize,
-    normalized_prefix,
-    pad_pattern,
-    pads_end,
-    raw_end,
-    templated_turns,
-)
+from coderl.rewards.extract import ANSWER_FORMATS
 from coderl.rewards.labels import TRL_LABEL_COLUMN, Label, LabelError, parse_label
+from coderl.rewards.query import PREFIX_CHARS, Match, digest, lookup, normalize, pad_pattern, pads_end
 
 log = logging.getLogger("coderl.reward_server")
-
-PREFIX_CHARS = 256  # normalised characters hashed by the prefix index
-
-
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
 
 @dataclass(frozen=True)
 class IndexedProblem:
@@ -59,15 +46,6 @@ class IndexedProblem:
     def answer_format(self) -> str | None:
         fmt = self.label.extra.get("answer_format")
         return fmt if fmt in ANSWER_FORMATS else None
-
-
-@dataclass(frozen=True)
-class Match:
-    """A query's problem and the response that follows its prompt."""
-
-    problem: IndexedProblem
-    response: str  # raw: special tokens not yet stripped
-    how: str  # template name ("chatml", "llama3", ...) or "prefix"
 
 
 @dataclass
@@ -164,22 +142,22 @@ class PromptIndex:
         self.problems = problems
         self.path, self.sha256 = path, sha256
         self.special_tokens = special_tokens
-        self._pads = pad_pattern(special_tokens)
+        self.pads = pad_pattern(special_tokens)
         self.stats = IndexStats(rows=len(problems))
-        self._by_user: dict[bytes, list[IndexedProblem]] = {}
-        self._by_prefix: dict[bytes, list[tuple[str, IndexedProblem]]] = defaultdict(list)
+        self.by_user: dict[bytes, list[IndexedProblem]] = {}
+        self.by_prefix: dict[bytes, list[tuple[str, IndexedProblem]]] = defaultdict(list)
         self._prefix_lengths: set[int] = set()
         for i, pr in enumerate(problems):
             self._add_user(pr)
-            self._add_prefix(self._strip_pads(pr.user), pr)
+            self._add_prefix(self.strip_pads(pr.user), pr)
             if templated_prompts is not None:
-                self._add_prefix(self._strip_pads(templated_prompts[i]), pr)
-        self._lengths_desc = sorted(self._prefix_lengths, reverse=True)
-        self._nested = self._nested_texts()
-        self.stats.nested_prompts = len(self._nested)
-        self.stats.unique_prompts = len(self._by_user)
-        self._by_prefix = dict(self._by_prefix)
-        self._max_turns = 1 + max((len(pr.prior_users) for pr in problems), default=0)
+                self._add_prefix(self.strip_pads(templated_prompts[i]), pr)
+        self.prefix_lengths_desc = sorted(self._prefix_lengths, reverse=True)
+        self.nested = self._nested_texts()
+        self.stats.nested_prompts = len(self.nested)
+        self.stats.unique_prompts = len(self.by_user)
+        self.by_prefix = dict(self.by_prefix)
+        self.max_turns = 1 + max((len(pr.prior_users) for pr in problems), default=0)
 
     @classmethod
     def from_jsonl(cls, path: str | Path, tokenizer=None) -> PromptIndex:
@@ -195,10 +173,10 @@ class PromptIndex:
         return cls(problems, str(path), sha, templated, specials)
 
     def _add_user(self, pr: IndexedProblem) -> None:
-        key = _digest(normalize(pr.user))
-        bucket = self._by_user.get(key)
+        key = digest(normalize(pr.user))
+        bucket = self.by_user.get(key)
         if bucket is None:
-            self._by_user[key] = [pr]
+            self.by_user[key] = [pr]
             return
         if any(b.label_json == pr.label_json and b.prior_users == pr.prior_users for b in bucket):
             self.stats.duplicate_rows += 1
@@ -215,7 +193,7 @@ class PromptIndex:
         if not norm:
             return
         n = min(len(norm), PREFIX_CHARS)
-        bucket = self._by_prefix[_digest(norm[:n])]
+        bucket = self.by_prefix[digest(norm[:n])]
         if not any(b is pr for _, b in bucket):
             bucket.append((text, pr))
         self._prefix_lengths.add(n)
@@ -224,83 +202,26 @@ class PromptIndex:
         """Digests of the prompt texts that start with another indexed text of a different label. A raw query
         has no mark where its prompt ends: such a prompt is indistinguishable from the shorter one followed by
         a response that imitates the rest, so matching it would let a response choose its own problem."""
-        entries = sorted((normalize(text), pr.label_json) for bucket in self._by_prefix.values() for text, pr in bucket)
+        entries = sorted((normalize(text), pr.label_json) for bucket in self.by_prefix.values() for text, pr in bucket)
         nested, stack = set(), []  # stack: the texts that are prefixes of the current one (sorted order)
         for text, label in entries:
             while stack and not text.startswith(stack[-1][0]):
                 stack.pop()
             if any(t != text and lab != label for t, lab in stack):
-                nested.add(_digest(text))
+                nested.add(digest(text))
             stack.append((text, label))
         return nested
 
     def __len__(self) -> int:
         return len(self.problems)
 
-    # ------------------------------------------------------------------------------------ lookup
+    def strip_pads(self, text: str) -> str:
+        """Drop leading pads/BOS: the built-in patterns, and every special token of --tokenizer."""
+        return text[pads_end(text, pattern=self.pads):]
 
     def lookup(self, query: str) -> Match | None:
         """The problem a decoded query belongs to and its response; None when not in the dataset."""
-        for split in templated_turns(query, self._max_turns):
-            bucket = self._by_user.get(_digest(normalize(split.user)))
-            if not bucket:
-                continue
-            prior = tuple(normalize(u) for u in split.prior)
-            rows = [pr for pr in bucket if tuple(normalize(u) for u in pr.prior_users) == prior]
-            if not split.system_marked:  # bare text before the first turn must be this row's system prompt
-                nsys = normalize(split.system)
-                rows = [pr for pr in rows if normalize(pr.system) == nsys]
-            if rows:
-                return Match(self._pick(rows, split.system, split.prompt), split.response, split.template)
-        return self._lookup_prefix(query)
-
-    def _pick(self, bucket: list[IndexedProblem], system: str, prompt: str) -> IndexedProblem:
-        """Among rows with the same user message, prefer the one whose system prompt is in the query."""
-        if len(bucket) == 1:
-            return bucket[0]
-        nsys, nprompt = normalize(system), None
-        for pr in bucket:
-            ps = normalize(pr.system)
-            if ps and ps == nsys:
-                return pr
-        for pr in bucket:
-            ps = normalize(pr.system)
-            if ps:
-                nprompt = nprompt if nprompt is not None else normalize(prompt)
-                if ps in nprompt:
-                    return pr
-        return bucket[0]
-
-    def _strip_pads(self, text: str) -> str:
-        """Drop leading pads/BOS: the built-in patterns, and every special token of --tokenizer."""
-        return text[pads_end(text, pattern=self._pads):]
-
-    def _lookup_prefix(self, query: str) -> Match | None:
-        body = self._strip_pads(query)
-        head = normalize(body[:PREFIX_CHARS * 8])
-        nbody = None
-        for n in self._lengths_desc:
-            if n > len(head):
-                continue
-            bucket = self._by_prefix.get(_digest(head[:n]))
-            if not bucket:
-                continue
-            best = None
-            for text, pr in bucket:
-                ntext = normalize(text)
-                if len(ntext) > len(head):
-                    if nbody is None or len(nbody) < len(ntext):
-                        nbody = normalized_prefix(body, len(ntext))
-                    ok = nbody.startswith(ntext)
-                else:
-                    ok = head.startswith(ntext)
-                if ok and (best is None or len(ntext) > best[0]):
-                    best = (len(ntext), pr)
-            if best is not None:
-                if self._nested and _digest(normalized_prefix(body, best[0])) in self._nested:
-                    return None
-                return Match(best[1], body[raw_end(body, best[0]):], "prefix")
-        return None
+        return lookup(self, query)
 
 
 def describe(index: PromptIndex) -> str:

@@ -4,9 +4,10 @@
     # OpenRLHF: --remote_rm_url http://HOST:5000/get_reward   (with a token: .../get_reward?token=SECRET)
 
 POST /get_reward {"query": [...], "prompts"?: [...], "labels"?: [...]} -> {"rewards", "scores", "extra_logs"}.
-Lookup lives in rewards/prompt_index.py, extraction in rewards/extract.py, the reward in
-rewards/code_reward.py, execution in rewards/executors.py (rewards/sandbox/ underneath). Faults, shutdown,
-the token and how concurrent clients share the sandboxes: docs/reward_server.md.
+The query text (template split, lookup) lives in rewards/query.py over the index of rewards/prompt_index.py,
+extraction in rewards/extract.py, the reward in rewards/code_reward.py, execution in rewards/executors.py
+(rewards/sandbox/ underneath). Faults, shutdown, the token and how concurrent clients share the sandboxes:
+docs/reward_server.md.
 """
 
 from __future__ import annotations

@@ -29,12 +29,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 import httpx  # noqa: E402
 
-from coderl.rewards import extract  # noqa: E402
+from coderl.rewards import extract, query  # noqa: E402
 from coderl.rewards.config import CoderlConfig  # noqa: E402
 from coderl.rewards.pipeline import Scorer  # noqa: E402
 from coderl.rewards.prompt_index import PromptIndex  # noqa: E402
@@ -107,6 +108,11 @@ def extract_all(mod, text: str) -> None:
         mod.format_ok(cleaned, fmt, e)
 
 
+# Today's code as one module-like object: the response's cleaning is query.py's, its extraction extract.py's.
+new = SimpleNamespace(clean_response=query.clean_response, extract_code=extract.extract_code,
+                      format_ok=extract.format_ok)
+
+
 def bench_extraction(size: int, repeats: int, old_budget_s: float) -> list[dict]:
     with tempfile.TemporaryDirectory() as d:
         scorer = Scorer(CoderlConfig().reward, PromptIndex.from_jsonl(write_jsonl(Path(d) / "t.jsonl", rows())))
@@ -119,7 +125,7 @@ def bench_extraction(size: int, repeats: int, old_budget_s: float) -> list[dict]
         assert len(query) <= size, (name, len(query))
         res = {"generator": name, "chars": len(query),
                "prepare_ms": round(1e3 * _timed(lambda q=query: scorer.prepare_one(q), repeats), 2),
-               "extract_ms": round(1e3 * _timed(lambda r=response: extract_all(extract, r), repeats), 2)}
+               "extract_ms": round(1e3 * _timed(lambda r=response: extract_all(new, r), repeats), 2)}
         n = 4096
         while True:  # the largest size (doubling) where the old regexes finish within the budget
             small = gen(n)
@@ -128,7 +134,7 @@ def bench_extraction(size: int, repeats: int, old_budget_s: float) -> list[dict]
             if t_old > old_budget_s / 4 or 2 * n > size:
                 break
             n *= 2
-        t_new = _timed(lambda s=small: extract_all(extract, s), repeats)
+        t_new = _timed(lambda s=small: extract_all(new, s), repeats)
         res.update(new_at_old_chars_ms=round(1e3 * t_new, 3), ratio=round(t_old / max(t_new, 1e-6), 1))
         out.append(res)
     return out

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from coderl.rewards.extract import _END_TOKENS, _PIPE_TOKEN_RE, _PY_LANGS, Extracted
+from coderl.rewards.extract import _PY_LANGS, Extracted
+from coderl.rewards.query import _END_TOKENS, _PIPE_TOKEN_RE
 from coderl.rewards.syntax import parses
 
 EDGE_TOKEN_RE = re.compile(r"^(?:\s|<s>|</s>|<pad>|<unk>|<eos>|<bos>|<end_of_turn>|\[PAD\])+|"

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from coderl.rewards.errors import DataError
-from coderl.rewards.extract import clean_response
 from coderl.rewards.prompt_index import PREFIX_CHARS, PromptIndex, describe, load_problems
+from coderl.rewards.query import clean_response
 from tests.support import (
     PROBLEMS,
     SYSTEM_BLOCK,
