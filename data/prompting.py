@@ -148,6 +148,17 @@ def function_signature(code: str, name: str) -> str | None:
     return None
 
 
+def task_prompt(question: str, fmt: str, entry_point: str | None, reference: str | None = None,
+                starter_code: str | None = None) -> str:
+    """The user prompt of a call-or-stdio problem: a function (its signature from the starter code, else the
+    reference's header) for `call`, a stdin/stdout program otherwise."""
+    if fmt == "call":
+        sig = None if starter_code else function_signature(reference or "", entry_point)
+        return user_prompt(question, mode="function", signature=sig, starter_code=starter_code,
+                           entry_point=entry_point)
+    return user_prompt(question, mode="stdio", starter_code=starter_code)
+
+
 def user_prompt(question: str, *, mode: str, signature: str | None = None, starter_code: str | None = None,
                 entry_point: str | None = None) -> str:
     """The user message: the problem statement plus what the tests need from the answer.

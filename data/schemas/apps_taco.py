@@ -73,12 +73,7 @@ def convert(row: dict, ctx: RowContext) -> Problem:
     fmt, tests, fn_name = io_tests(json_cell(row, "input_output"), "input_output")
     reference = pick_reference(json_cell(row, "solutions", required=False))
     starter = text(row, "starter_code", required=False)
-    if fmt == "call":
-        sig = None if starter else prompting.function_signature(reference or "", fn_name)
-        user = prompting.user_prompt(question, mode="function", signature=sig, starter_code=starter,
-                                     entry_point=fn_name)
-    else:
-        user = prompting.user_prompt(question, mode="stdio", starter_code=starter)
+    user = prompting.task_prompt(question, fmt, fn_name, reference, starter)
     return Problem(
         source_id=ctx.source_id(*(row.get(k) for k in ("problem_id", "id", "task_id"))),
         question=question,

