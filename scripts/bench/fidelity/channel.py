@@ -379,11 +379,13 @@ def summarize(cases: list[set[str]]) -> dict:
 def label_cases(label, reference: str | None = None) -> list[set[str]]:
     """Reasons per test case of a coderl.rewards.labels.Label; the solution from `reference` when it parses.
 
-    stdio and call cases are judged outside the sandbox from printed output / returned plain data, so
-    nothing they need crosses the channel: judgeable by construction."""
+    stdio, checker and call cases are judged outside the sandbox from printed output / returned plain data, so
+    nothing they need crosses the channel: judgeable by construction. pytest files are not analysed (no case)."""
     fmt, tests = label.format, list(label.tests)
-    if fmt in ("stdio", "call"):
+    if fmt in ("stdio", "call", "checker"):
         return [set() for _ in tests]
+    if fmt == "pytest":  # not analysed here: its fidelity family measures it against KodCode's own harness
+        return []
     try:
         sol = Solution.from_source(reference) if reference else None
     except SyntaxError:
