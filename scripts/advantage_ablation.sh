@@ -42,8 +42,8 @@ first="${variants[0]}"
 for S in $SEEDS; do
   for v in "${variants[@]}"; do
     V="$OUT/$v"
+    mkdir -p "$V/seed$S"
     if [[ $v != "$first" ]]; then  # the first variant's cached stages, keys and timings
-      mkdir -p "$V/seed$S"
       for d in task data; do
         [[ -d $OUT/$first/$d && ! -d $V/$d ]] && cp -r "$OUT/$first/$d" "$V/$d"
       done
@@ -57,9 +57,10 @@ for S in $SEEDS; do
     fi
     say "seed $S, $v: $(date -u +%H:%M:%S) UTC"
     rc=0
+    rm -rf "${V:?}/seed$S/eval_after"
     OUT="$V" SEEDS="$S" GRPO_ADVANTAGE="$v" bash "$ROOT/scripts/learning_check.sh" >"$V/seed$S.log" 2>&1 || rc=$?
-    # 1 = the learning check's FAIL verdict (a measured result); anything else is a broken run
-    [[ $rc == 0 || $rc == 1 ]] || die 1 "seed $S, $v failed (rc=$rc): see $V/seed$S.log"
+    # rc 1 with an after-evaluation is the learning check's FAIL verdict (a measured result), else a broken run
+    [[ -f $V/seed$S/eval_after/summary.json ]] || die 1 "seed $S, $v failed (rc=$rc): see $V/seed$S.log"
     say "seed $S, $v: done (rc $rc) $(date -u +%H:%M:%S) UTC"
     "$PYTHON" -m coderl.learning_check.ablation --out "$OUT" || log "ablation report failed (the runs are kept)"
   done
