@@ -200,8 +200,9 @@ def group_norm_trainer(base):
         def _generate_and_score_completions(self, inputs):
             out = super()._generate_and_score_completions(inputs)
             mode = "train" if self.model.training else "eval"
-            n = self.num_generations if mode == "train" else getattr(self, "num_generations_eval", None) or \
-                self.num_generations
+            n = self.num_generations
+            if mode == "eval":  # TRL 1.x may sample another group size for evaluation
+                n = getattr(self, "num_generations_eval", None) or n
             local = out["advantages"]
             centred = self.accelerator.gather(local)  # every process's r - mean, in process order: whole groups
             adv, stats = group_norm_flat(centred, n, self.group_norm_std_threshold, self.group_norm_eps)

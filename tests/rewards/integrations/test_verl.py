@@ -10,6 +10,7 @@ tokenizer), because generating them needs vLLM/SGLang on a GPU.
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
@@ -235,3 +236,50 @@ def test_group_norm_estimator_in_verls_registry(env):
     assert adapter.last_group_norm_stats.fallback_frac == pytest.approx(1 / 3)
     c_rows = [i for i, k in enumerate(order) if k == "c"]
     assert adv[c_rows, 0].tolist() == pytest.approx(reference(groups["c"], 0.02)[0], abs=1e-5)
+
+
+RAY_HOOK_RUN = """
+import os, sys
+import ray
+from omegaconf import OmegaConf, open_dict
+from verl.trainer.constants_ppo import get_ppo_ray_runtime_env
+
+config = OmegaConf.load(sys.argv[1])
+# the documented override, +ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=...
+with open_dict(config):
+    config.ray_kwargs.ray_init.runtime_env.worker_process_setup_hook = sys.argv[2]
+    config.ray_kwargs.ray_init.num_cpus = 1
+# the ray.init arguments as verl's run_ppo builds them (PYTHONPATH: coderl and verl are not installed here)
+ray_init = config.ray_kwargs.get("ray_init", {})
+runtime_env = OmegaConf.merge(get_ppo_ray_runtime_env(config), ray_init.get("runtime_env", {}),
+                              {"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}})
+kwargs = OmegaConf.to_container(OmegaConf.create({**ray_init, "runtime_env": runtime_env}))
+ray.init(address="local", include_dashboard=False, **kwargs)  # a cluster of its own, never another's
+
+@ray.remote
+def estimators():  # a process of the cluster, as verl's TaskRunner (the driver computing advantages) is
+    from verl.trainer.ppo import core_algos
+    return sorted(core_algos.ADV_ESTIMATOR_REGISTRY)
+
+print("registered:", "coderl_group_norm" in ray.get(estimators.remote()))
+ray.shutdown()
+"""
+
+
+@pytest.mark.slow
+def test_the_documented_ray_hook_registers_the_estimator_in_rays_workers(env, tmp_path):
+    """The verl line of docs/integrations.md: Ray's worker_process_setup_hook, passed through verl's ray_kwargs as
+    run_ppo passes it, registers coderl_group_norm in a fresh Ray worker process (not in this one)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "ray_hook.py"
+    script.write_text(RAY_HOOK_RUN)
+    config = env["verl"] / "verl" / "trainer" / "config" / "_generated_ppo_trainer.yaml"
+    pythonpath = os.pathsep.join([str(REPO_ROOT), str(env["verl"])])
+    proc = subprocess.run([sys.executable, str(script), str(config),
+                           "coderl.rewards.integrations.verl.register_group_norm"], capture_output=True, text=True,
+                          timeout=280, cwd=tmp_path, env={**os.environ, "PYTHONPATH": pythonpath,
+                                                          "RAY_ADDRESS": ""})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    assert "registered: True" in proc.stdout
