@@ -280,6 +280,6 @@ def test_the_documented_ray_hook_registers_the_estimator_in_rays_workers(env, tm
     proc = subprocess.run([sys.executable, str(script), str(config),
                            "coderl.rewards.integrations.verl.register_group_norm"], capture_output=True, text=True,
                           timeout=280, cwd=tmp_path, env={**os.environ, "PYTHONPATH": pythonpath,
-                                                          "RAY_ADDRESS": ""})
+                                                          "RAY_ADDRESS": "", "RAY_agent_register_timeout_ms": "240000"})
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     assert "registered: True" in proc.stdout
