@@ -26,7 +26,8 @@ from coderl.rewards.evaluation.samples import SAMPLES_FILE
 WARM_START_FILE = "warm_start.json"  # written by learning_check/warm_start.py next to the model
 
 # panel -> (title, the tensorboard tags that hold it: OpenRLHF's PPO status keys, then TRL's GRPO log keys).
-# The fallback fraction is logged by our group-norm patch (docs/patches.md); TRL has no such fallback. The
+# The fallback fraction is logged by our group-norm patch (docs/patches.md) and by TRL's GroupNormGRPOTrainer
+# (GRPO_ADVANTAGE=group_norm); TRL's own std and mean advantages have no such fallback. The
 # all-passed share is coderl's own component (OpenRLHF extra_logs / TRL integrations.trl.with_component_logs).
 METRICS = {
     "train/reward": ("training reward (mean per rollout)", ("train/reward",)),
@@ -38,8 +39,8 @@ METRICS = {
     "train/group_norm_fallback_frac": ("group-norm fallback fraction", ("train/group_norm_fallback_frac",)),
 }
 # what a trainer cannot log, and why (the report says so instead of listing it as missing)
-NOT_LOGGED = {"trl": {"train/group_norm_fallback_frac": "TRL's group normalisation has no low-std fallback (the "
-                      "adaptive group norm is our OpenRLHF patch): every group is divided by its std + 1e-4"},
+NOT_LOGGED = {"trl": {"train/group_norm_fallback_frac": "this run's advantage (GRPO_ADVANTAGE std or mean, TRL's "
+                      "own) has no low-std fallback; GRPO_ADVANTAGE=group_norm logs it"},
               "openrlhf": {"train/all_passed": "OpenRLHF 0.5.7 drops the reward's extra_logs (the reward server's "
                            "/metrics holds the last batch's components)"}}
 

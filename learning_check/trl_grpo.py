@@ -3,13 +3,15 @@
     python -m coderl.learning_check.trl_grpo --model OUT/seed1/sft --train OUT/data/train_trl/train.jsonl \\
         --out_dir OUT/seed1/grpo --steps 40 --prompts 8 --generations 8
 
-The loop is TRL's: group normalisation (--scale_rewards), sample reuse (--num_iterations: each generated
+The loop is TRL's: sample reuse (--num_iterations: each generated
 batch gives that many optimizer steps), the clipped surrogate, the KL penalty (--beta) and its logging
 (report_to tensorboard under OUT_DIR/tensorboard, train/<metric> per step, read by learning_check/report.py).
 The reward is rewards/integrations/trl.py's CodeReward over an in-process sandbox pool; its components
 (correctness, format, all_passed, ...) are logged through TRL's own per-reward-function logging
-(integrations.trl.with_component_logs). TRL has no adaptive group norm (a low-std group is still divided by
-its std + 1e-4); the OpenRLHF path with patches/ is the one that has it.
+(integrations.trl.with_component_logs). --advantage picks the group normalisation: group_norm, the project's
+adaptive group norm (integrations.trl.GroupNormGRPOTrainer: a group with std < --group_norm_std_threshold is only
+centred; logs train/group_norm_fallback_frac), std (TRL's default: every group divided by std + 1e-4) or mean
+(TRL's scale_rewards=False, Dr. GRPO).
 
 Writes OUT_DIR/model (HF dir: weights, tokenizer, generation config), OUT_DIR/log_history.jsonl and
 OUT_DIR/tensorboard/, the model into a temp dir renamed into place at the end.
@@ -28,7 +30,10 @@ from pathlib import Path
 
 from coderl.learning_check.model import save_model
 from coderl.rewards.config import ConfigError, load_config
+from coderl.rewards.integrations.group_norm import DEFAULT_STD_THRESHOLD
 from coderl.rewards.integrations.trl import make_code_reward, with_component_logs
+
+ADVANTAGES = ("group_norm", "std", "mean")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,8 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--beta", type=float, default=0.001, help="KL coefficient (0: no reference model).")
     p.add_argument("--epsilon", type=float, default=0.2, help="PPO clip range.")
     p.add_argument("--loss_type", default="bnpo", choices=["grpo", "bnpo", "dr_grpo"], help="TRL's loss type.")
-    p.add_argument("--scale_rewards", type=int, default=1, choices=[0, 1],
-                   help="1: advantage = (r - group mean) / (group std + 1e-4); 0: r - group mean.")
+    p.add_argument("--advantage", default="std", choices=ADVANTAGES,
+                   help="group_norm: (r - group mean) / group std, only r - group mean where the std < "
+                   "--group_norm_std_threshold; std: (r - group mean) / (group std + 1e-4) (TRL's default); "
+                   "mean: r - group mean (Dr. GRPO).")
+    p.add_argument("--group_norm_std_threshold", type=float, default=DEFAULT_STD_THRESHOLD,
+                   help="--advantage group_norm: groups whose reward std is below this are only centred.")
     p.add_argument("--temperature", type=float, default=1.0, help="Sampling temperature (no top-k, as evaluation).")
     p.add_argument("--max_grad_norm", type=float, default=1.0, help="Gradient clipping.")
     p.add_argument("--seed", type=int, default=0, help="Prompt order, sampling.")
@@ -136,6 +145,8 @@ def trainer_for(a: argparse.Namespace, out: Path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
+    from coderl.rewards.integrations.trl import GroupNormGRPOTrainer
+
     tokenizer = AutoTokenizer.from_pretrained(a.model, padding_side="left")
     model = AutoModelForCausalLM.from_pretrained(a.model, torch_dtype="float32")
     funcs, weights = with_component_logs(make_code_reward(config=str(out / "reward.yaml")))
@@ -147,13 +158,16 @@ def trainer_for(a: argparse.Namespace, out: Path):
         num_iterations=a.num_iterations, max_steps=a.steps, max_completion_length=a.max_new_tokens,
         max_prompt_length=a.max_prompt_len, learning_rate=a.lr, lr_scheduler_type=a.lr_scheduler,
         warmup_ratio=a.warmup_ratio, beta=a.beta, epsilon=a.epsilon, loss_type=a.loss_type,
-        scale_rewards=bool(a.scale_rewards), temperature=a.temperature, top_k=None, top_p=1.0,
+        scale_rewards=a.advantage == "std", temperature=a.temperature, top_k=None, top_p=1.0,
         max_grad_norm=a.max_grad_norm, reward_weights=weights, logging_steps=1, save_strategy="no",
         use_cpu=True, bf16=False, seed=a.seed, data_seed=a.seed, dataloader_num_workers=0,
         disable_tqdm=True)
     callbacks = [time_limit(a.max_seconds)] if a.max_seconds > 0 else None
-    return GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=tokenizer,
-                       callbacks=callbacks)
+    kw = dict(model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=tokenizer,
+              callbacks=callbacks)
+    if a.advantage == "group_norm":
+        return GroupNormGRPOTrainer(**kw, group_norm_std_threshold=a.group_norm_std_threshold)
+    return GRPOTrainer(**kw)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,7 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     trainer = trainer_for(a, out)
     print(f"TRL GRPO: {a.steps} steps, {a.prompts} prompts x {a.generations} completions per generation, "
-          f"num_iterations {a.num_iterations}, lr {a.lr} ({a.lr_scheduler}), beta {a.beta}, {a.threads} threads",
+          f"num_iterations {a.num_iterations}, lr {a.lr} ({a.lr_scheduler}), beta {a.beta}, advantage {a.advantage}"
+          f"{f' (std threshold {a.group_norm_std_threshold:g})' if a.advantage == 'group_norm' else ''}, "
+          f"{a.threads} threads",
           flush=True)
     trainer.train()
     with open(out / "log_history.jsonl", "w") as fh:

@@ -31,7 +31,10 @@
 #   GRPO_TEMPERATURE [1.0]
 #   TRL only:
 #   GRPO_ITERATIONS [1]        optimizer steps per generated batch (TRL's num_iterations; divides GRPO_STEPS)
-#   GRPO_LR_SCHEDULER [cosine]  GRPO_WARMUP_RATIO [0.05]  GRPO_SCALE_REWARDS [1]  GRPO_LOSS_TYPE [bnpo]
+#   GRPO_LR_SCHEDULER [cosine]  GRPO_WARMUP_RATIO [0.05]  GRPO_LOSS_TYPE [bnpo]
+#   GRPO_ADVANTAGE [std]       group_norm (the adaptive group norm: a group whose reward std is below
+#                              GRPO_STD_THRESHOLD [0.1] is only centred), std (TRL's default, GRPO) or mean (Dr. GRPO);
+#                              docs/performance.md "Advantage ablation" (GRPO_SCALE_REWARDS=1/0: std/mean, as before)
 #   GRPO_REWARD []             space-separated FIELD=VALUE of the reward config (configs/reward.yaml's reward:),
 #                              e.g. "format_weight=0 syntax_weight=0 length_weight=0"
 #   GRPO_MAX_SECONDS [900]     fit GRPO into this many seconds, so that a seed fits 30 minutes on 2 cores: where
@@ -106,7 +109,11 @@ GRPO_TEMPERATURE="${GRPO_TEMPERATURE:-1.0}"
 GRPO_ITERATIONS="${GRPO_ITERATIONS:-$(dflt 1 1 1)}"
 GRPO_LR_SCHEDULER="${GRPO_LR_SCHEDULER:-cosine}"
 GRPO_WARMUP_RATIO="${GRPO_WARMUP_RATIO:-0.05}"
-GRPO_SCALE_REWARDS="${GRPO_SCALE_REWARDS:-1}"
+if [[ -z ${GRPO_ADVANTAGE:-} && -n ${GRPO_SCALE_REWARDS:-} ]]; then
+  [[ $GRPO_SCALE_REWARDS == 0 ]] && GRPO_ADVANTAGE=mean || GRPO_ADVANTAGE=std
+fi
+GRPO_ADVANTAGE="${GRPO_ADVANTAGE:-std}"
+GRPO_STD_THRESHOLD="${GRPO_STD_THRESHOLD:-0.1}"
 GRPO_LOSS_TYPE="${GRPO_LOSS_TYPE:-bnpo}"
 GRPO_REWARD="${GRPO_REWARD:-}"
 GRPO_MAX_SECONDS="${GRPO_MAX_SECONDS:-$(gdflt 900 0 0)}"
@@ -261,7 +268,7 @@ for S in $SEEDS; do
       --generations "$GRPO_N_SAMPLES" --num_iterations "$GRPO_ITERATIONS" --max_new_tokens "$GRPO_GEN_LEN" \
       --max_prompt_len "$GRPO_PROMPT_LEN" --lr "$GRPO_LR" --lr_scheduler "$GRPO_LR_SCHEDULER" \
       --warmup_ratio "$GRPO_WARMUP_RATIO" --beta "$GRPO_KL" --loss_type "$GRPO_LOSS_TYPE" \
-      --scale_rewards "$GRPO_SCALE_REWARDS" --temperature "$GRPO_TEMPERATURE" --seed "$S" --threads "$THREADS" \
+      --advantage "$GRPO_ADVANTAGE" --group_norm_std_threshold "$GRPO_STD_THRESHOLD" --temperature "$GRPO_TEMPERATURE" --seed "$S" --threads "$THREADS" \
       --max_seconds "$GRPO_MAX_SECONDS" "${reward_args[@]}" >"$R/grpo.log" 2>&1 || rc=$?
     grep -a "^{'loss'" "$R/grpo.log" | tail -1 || true
     # What reached the trainer: TRL's logged batch-mean reward per step (a dry run whose rewards are all 0 has

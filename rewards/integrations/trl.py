@@ -166,3 +166,70 @@ def make_code_reward(server_url: str | None = None, auth_token: str | None = Non
 
 code_reward = make_code_reward()
 code_reward_async = make_code_reward(asynchronous=True)
+
+
+def group_norm_trainer(base):
+    """A subclass of a GRPOTrainer class whose advantages are the adaptive group norm (integrations/group_norm.py).
+
+    TRL computes advantages inside _generate_and_score_completions with no hook: the subclass runs it unscaled
+    (scale_rewards off: advantage = r - group mean), gathers those across processes (TRL's groups may span them),
+    divides each group whose std >= group_norm_std_threshold by std + group_norm_eps, keeps its own slice, and
+    logs group_norm_fallback_frac / group_norm_all_equal_frac per step (train/<name> in TRL's logs).
+    """
+    from coderl.rewards.integrations.group_norm import (
+        ALL_EQUAL_METRIC,
+        DEFAULT_EPS,
+        DEFAULT_STD_THRESHOLD,
+        FALLBACK_METRIC,
+        check_knobs,
+        group_norm_flat,
+    )
+
+    class GroupNormGRPOTrainer(base):
+        def __init__(self, *args, group_norm_std_threshold: float = DEFAULT_STD_THRESHOLD,
+                     group_norm_eps: float = DEFAULT_EPS, **kwargs) -> None:
+            check_knobs(group_norm_std_threshold, group_norm_eps)
+            super().__init__(*args, **kwargs)
+            aggregation = getattr(self, "multi_objective_aggregation", "sum_then_normalize")
+            if aggregation != "sum_then_normalize":
+                raise ValueError(f"GroupNormGRPOTrainer normalises the summed reward; multi_objective_aggregation="
+                                 f"{aggregation!r} normalises each reward function (use 'sum_then_normalize')")
+            self.group_norm_std_threshold, self.group_norm_eps = group_norm_std_threshold, group_norm_eps
+            self.scale_rewards = "none" if isinstance(self.scale_rewards, str) else False  # TRL >= 0.20 / 0.x
+
+        def _generate_and_score_completions(self, inputs):
+            out = super()._generate_and_score_completions(inputs)
+            mode = "train" if self.model.training else "eval"
+            n = self.num_generations
+            if mode == "eval":  # TRL 1.x may sample another group size for evaluation
+                n = getattr(self, "num_generations_eval", None) or n
+            local = out["advantages"]
+            centred = self.accelerator.gather(local)  # every process's r - mean, in process order: whole groups
+            adv, stats = group_norm_flat(centred, n, self.group_norm_std_threshold, self.group_norm_eps)
+            logged = getattr(self, "_logs", {}).get("advantages")  # TRL 1.x's completions table
+            if logged is not None and len(logged) >= adv.numel():
+                for _ in range(adv.numel()):
+                    logged.pop()
+                logged.extend(adv.tolist())
+            i = self.accelerator.process_index * local.numel()
+            out["advantages"] = adv[i:i + local.numel()].to(local.dtype)
+            self._metrics[mode][FALLBACK_METRIC].append(stats.fallback_frac)
+            self._metrics[mode][ALL_EQUAL_METRIC].append(stats.all_equal_frac)
+            return out
+
+    GroupNormGRPOTrainer.__qualname__ = f"GroupNorm{base.__qualname__}"
+    return GroupNormGRPOTrainer
+
+
+_TRAINERS: dict = {}
+
+
+def __getattr__(name: str):
+    """GroupNormGRPOTrainer: trl.GRPOTrainer with the adaptive group norm (trl imported only when asked for)."""
+    if name != "GroupNormGRPOTrainer":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _TRAINERS:
+        from trl import GRPOTrainer
+
+        _TRAINERS[name] = group_norm_trainer(GRPOTrainer)
+    return _TRAINERS[name]

@@ -14,12 +14,20 @@ ground_truth is the label JSON; data_source and extra_info are not needed. Keywo
 reward_kwargs): server_url, auth_token (default CODERL_AUTH_TOKEN), config (the pool's YAML config);
 other keywords verl adds (reward_router_address, ...) are ignored. "acc" (= all tests passed) is the
 key verl's validation metrics look for.
+
+The adaptive group norm (integrations/group_norm.py) as a verl advantage estimator, registered by name in
+verl's own registry (core_algos.register_adv_est) by register_group_norm, in the driver where verl computes
+advantages, e.g. as Ray's per-process setup hook:
+
+    algorithm.adv_estimator=coderl_group_norm +ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=coderl.rewards.integrations.verl.register_group_norm
+    +algorithm.group_norm_std_threshold=0.1      # optional (the default); +algorithm.group_norm_eps=1e-8
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import weakref
 
 from coderl.rewards.api import RewardResponse
@@ -115,3 +123,61 @@ async def compute_score_async(data_source=None, solution_str: str = "", ground_t
     per_loop = _coalescers.setdefault(asyncio.get_running_loop(), {})
     coalescer = per_loop.get(id(backend)) or per_loop.setdefault(id(backend), _Coalescer(backend))
     return await coalescer.score(solution_str, _label(ground_truth))
+
+
+GROUP_NORM_ESTIMATOR = "coderl_group_norm"
+group_norm_log = logging.getLogger("coderl.group_norm")
+last_group_norm_stats = None  # GroupNormStats of the last batch (verl has no channel from an estimator to its metrics)
+
+
+def compute_group_norm_advantage(token_level_rewards, response_mask, index=None, config=None, **kwargs):
+    """verl's estimator contract: (advantages, returns), each (bs, response_length), the outcome reward per uid group.
+
+    Groups are the rows sharing a uid (verl's `index`), in any order. A group of one keeps verl's GRPO convention
+    (mean 0, std 1: its reward); it is no fallback. Knobs: algorithm.group_norm_std_threshold / group_norm_eps.
+    """
+    import torch
+
+    from coderl.rewards.integrations.group_norm import (
+        DEFAULT_EPS,
+        DEFAULT_STD_THRESHOLD,
+        GroupNormStats,
+        check_knobs,
+        group_norm,
+    )
+
+    global last_group_norm_stats
+    get = config.get if config is not None else (lambda key, default: default)
+    threshold = float(get("group_norm_std_threshold", DEFAULT_STD_THRESHOLD))
+    eps = float(get("group_norm_eps", DEFAULT_EPS))
+    check_knobs(threshold, eps)
+    if index is None:
+        raise ValueError(f"{GROUP_NORM_ESTIMATOR} needs verl's uid index (the prompt groups)")
+    scores = token_level_rewards.sum(dim=-1).float()
+    rows: dict = {}
+    for i, uid in enumerate(index):
+        rows.setdefault(uid, []).append(i)
+    adv = scores.clone()
+    fallback = all_equal = grouped = 0
+    with torch.no_grad():
+        for members in rows.values():
+            if len(members) < 2:
+                continue
+            at = torch.tensor(members, device=scores.device)
+            shaped, stats = group_norm(scores[at].unsqueeze(0), threshold, eps)
+            adv[at] = shaped[0]
+            fallback += stats.fallback_frac
+            all_equal += stats.all_equal_frac
+            grouped += 1
+    last_group_norm_stats = GroupNormStats(fallback / max(grouped, 1), all_equal / max(grouped, 1))
+    group_norm_log.info("%s: %d groups, fallback_frac %.4f, all_equal_frac %.4f", GROUP_NORM_ESTIMATOR, grouped,
+                        *last_group_norm_stats)
+    adv = (adv.unsqueeze(-1) * response_mask).to(token_level_rewards.dtype)
+    return adv, adv
+
+
+def register_group_norm() -> None:
+    """Registers compute_group_norm_advantage as verl's advantage estimator "coderl_group_norm" (idempotent)."""
+    from verl.trainer.ppo.core_algos import register_adv_est
+
+    register_adv_est(GROUP_NORM_ESTIMATOR)(compute_group_norm_advantage)

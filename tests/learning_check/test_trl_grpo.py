@@ -53,12 +53,14 @@ def test_trl_grpo_loop_runs_and_logs_coderl_components(tmp_path):
     assert "NO VERDICT: DRY_RUN=1" in p.stdout and "FAIL" not in p.stdout
     assert json.loads((run / "eval_after" / "summary.json").read_text())["samples_scored"] == 12
 
-    # GRPO alone again, now reusing one generated batch for both steps (TRL's num_iterations) and rewarding the
-    # test pass rate alone (GRPO_REWARD): the task, warm start and before-evaluation come from the cache
+    # GRPO alone again, now reusing one generated batch for both steps (TRL's num_iterations), rewarding the
+    # test pass rate alone (GRPO_REWARD), with the adaptive group norm (GRPO_ADVANTAGE, default std above): the
+    # task, warm start and before-evaluation come from the cache
     sft_mtime = (run / "sft" / "model.safetensors").stat().st_mtime_ns
     only_tests = "format_weight=0 syntax_weight=0 length_weight=0"
     p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True,
-                       env={**env, "GRPO_ITERATIONS": "2", "GRPO_REWARD": only_tests}, timeout=300, cwd=tmp_path)
+                       env={**env, "GRPO_ITERATIONS": "2", "GRPO_REWARD": only_tests, "GRPO_ADVANTAGE": "group_norm"},
+                       timeout=300, cwd=tmp_path)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     for what in ("task and data: cached", "seed 4: warm start: cached", "seed 4: held-out pass@k before GRPO: cached"):
         assert what in p.stdout
@@ -67,6 +69,9 @@ def test_trl_grpo_loop_runs_and_logs_coderl_components(tmp_path):
     assert len([r for r in logs if "loss" in r]) == 2 and len([r for r in logs if "reward" in r]) == 1
     r = next(r for r in logs if "reward" in r)
     assert r["reward"] == pytest.approx(r["rewards/coderl/correctness/mean"], abs=1e-6)
+    assert 0.0 <= r["group_norm_fallback_frac"] <= 1.0 and "group_norm_all_equal_frac" in r
+    assert "advantage group_norm (std threshold 0.1)" in (run / "grpo.log").read_text()
+    assert "group_norm_fallback_frac" not in json.dumps(steps)  # the first run's std advantage has no fallback
     j = json.loads((lc / "report" / "report.json").read_text())
     assert [t["stage"] for t in j["runs"]["seed4"]["timings"]] == ["warm_start", "eval_before", "grpo", "eval_after"]
 

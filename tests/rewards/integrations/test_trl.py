@@ -131,3 +131,32 @@ def test_component_logs_are_the_last_batch_and_weigh_nothing(trl_rows, tmp_path)
     with pytest.raises(RuntimeError, match="put it after code_reward"):
         comps["coderl/format"](**{**batch, "completions": ["other", "batch"]})
     assert "last" not in pickle.loads(pickle.dumps(funcs[0])).__dict__  # a batch does not travel with the function
+
+
+@pytest.mark.parametrize("threshold", [0.1, 0.02])
+def test_group_norm_trainer_matches_the_reference(trl_rows, tmp_path, threshold):
+    """GroupNormGRPOTrainer in TRL 0.17 (the learning check's): the advantages its loss got and the fallback share
+    logged per step are the reference's for the rewards given, at the default threshold and another."""
+    from datasets import load_dataset
+
+    from tests.rewards.integrations.group_norm_reference import reference_flat
+    from tests.rewards.integrations.trl_latest_run import group_norm_run
+
+    data, he = trl_rows
+    dataset = load_dataset("json", data_files=str(data), split="train")
+    got = group_norm_run(tiny_tokenizer(tmp_path / "tok", answer_chunks(he)), dataset, tmp_path / "run", threshold)
+    assert got["scale_rewards"] is False
+    assert len(got["rewards"]) == len(got["advantages"]) == len(got["fallback"]) == 3
+    for rewards, adv, fallback in zip(got["rewards"], got["advantages"], got["fallback"], strict=True):
+        want, share = reference_flat(rewards, 4, threshold)
+        assert adv == pytest.approx(want, abs=1e-5)
+        assert fallback == pytest.approx(share)
+    assert got["fallback"] == ([0.5, 0.5, 0.5] if threshold == 0.1 else [0.5, 0.0, 0.0])
+    assert got["all_equal"] == [0.5, 0.0, 0.0]
+
+
+def test_group_norm_trainer_refuses_bad_knobs():
+    from coderl.rewards.integrations.trl import GroupNormGRPOTrainer
+
+    with pytest.raises(ValueError, match="must be >= 0"):
+        GroupNormGRPOTrainer(model=None, reward_funcs=[], group_norm_std_threshold=-0.1)

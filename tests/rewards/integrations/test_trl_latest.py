@@ -186,3 +186,18 @@ def test_tokenizer_scores_the_generated_tokens_except_tool_loops(trl_data, confi
     assert out == [pytest.approx(1.0), pytest.approx(1.0), pytest.approx(1.0)]
     assert make_code_reward(config=str(config))(prompts=[None], completions=[lost],
                                              **{TRL_LABEL_COLUMN: [row[TRL_LABEL_COLUMN]]}) == [0.0]
+
+
+def test_group_norm_trainer_matches_the_reference(run):
+    """GroupNormGRPOTrainer in TRL 1.x: the advantages the loss got and the fallback share logged per step are the
+    reference's (integrations/group_norm.py's definition) for the rewards given; TRL's own scaling is off."""
+    from tests.rewards.integrations.group_norm_reference import reference_flat
+
+    got = run["result"]["group_norm"]
+    assert got["scale_rewards"] == "none"
+    assert len(got["rewards"]) == len(got["advantages"]) == len(got["fallback"]) == 3
+    for rewards, adv, fallback in zip(got["rewards"], got["advantages"], got["fallback"], strict=True):
+        want, share = reference_flat(rewards, 4)
+        assert adv == pytest.approx(want, abs=1e-5)
+        assert fallback == pytest.approx(share)
+    assert got["fallback"] == [0.5, 0.5, 0.5] and got["all_equal"] == [0.5, 0.0, 0.0]

@@ -10,6 +10,7 @@ tokenizer), because generating them needs vLLM/SGLang on a GPU.
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
@@ -185,3 +186,101 @@ def test_legacy_batch_reward_manager(env):
     assert got == pytest.approx(want, abs=1e-6)
     assert out["reward_tensor"].sum().item() == pytest.approx(sum(want), abs=1e-5)
     assert out["reward_extra_info"]["score"] == pytest.approx(want, abs=1e-9)
+
+
+def test_group_norm_estimator_in_verls_registry(env):
+    """The estimator verl's compute_advantage looks up by name, called as it calls registered estimators, with the
+    trainer config's algorithm section (+group_norm_std_threshold): the reference per uid group, verl's own GRPO
+    (std) where the group is spread, its Dr. GRPO form (norm_adv_by_std_in_grpo=False) where it falls back."""
+    import numpy as np
+    import torch
+    from omegaconf import open_dict
+    from verl.trainer.ppo import core_algos
+
+    from coderl.rewards.integrations import verl as adapter
+    from tests.rewards.integrations.group_norm_reference import reference
+
+    adapter.register_group_norm()
+    adapter.register_group_norm()  # idempotent: the same function under the same name
+    fn = core_algos.get_adv_estimator_fn(adapter.GROUP_NORM_ESTIMATOR)
+    assert fn is adapter.compute_group_norm_advantage
+    groups = {"a": [0.0, 1.0, 0.5, 0.25], "b": [0.3, 0.3, 0.3, 0.3], "c": [0.0, 0.05, 0.0, 0.05], "d": [0.7]}
+    order = ["a", "c", "b", "a", "d", "c", "b", "a", "c", "b", "a", "c", "b"]  # verl's uids need not be contiguous
+    taken = {k: iter(v) for k, v in groups.items()}
+    scores = [next(taken[k]) for k in order]
+    lengths = [3 + i % 4 for i in range(len(order))]
+    mask = torch.zeros(len(order), 8)
+    rewards = torch.zeros(len(order), 8)
+    for i, n in enumerate(lengths):
+        mask[i, :n] = 1
+        rewards[i, n - 1] = scores[i]
+    index = np.array(order, dtype=object)
+    algorithm = trainer_config(env, "compute_score").algorithm
+    with open_dict(algorithm):
+        algorithm.adv_estimator = adapter.GROUP_NORM_ESTIMATOR
+    adv, returns = fn(token_level_rewards=rewards, response_mask=mask, config=algorithm, index=index)
+    assert torch.equal(adv, returns)
+    assert torch.equal(adv * (1 - mask), torch.zeros_like(adv))  # nothing outside the response
+    want = {k: iter(reference(v)[0]) if len(v) > 1 else iter(v) for k, v in groups.items()}
+    assert adv[:, 0].tolist() == pytest.approx([next(want[k]) for k in order], abs=1e-6)
+    assert adapter.last_group_norm_stats == (2 / 3, 1 / 3)  # b and c of the 3 groups (d has one sample)
+
+    grpo, _ = core_algos.compute_grpo_outcome_advantage(rewards, mask, index, norm_adv_by_std_in_grpo=True)
+    centred, _ = core_algos.compute_grpo_outcome_advantage(rewards, mask, index, norm_adv_by_std_in_grpo=False)
+    for i, k in enumerate(order):
+        ref = centred if k in ("b", "c") else grpo
+        assert adv[i].tolist() == pytest.approx(ref[i].tolist(), abs=1e-5)
+
+    with open_dict(algorithm):  # the knob: the c group is normalised too
+        algorithm.group_norm_std_threshold = 0.02
+    adv, _ = fn(token_level_rewards=rewards, response_mask=mask, config=algorithm, index=index)
+    assert adapter.last_group_norm_stats.fallback_frac == pytest.approx(1 / 3)
+    c_rows = [i for i, k in enumerate(order) if k == "c"]
+    assert adv[c_rows, 0].tolist() == pytest.approx(reference(groups["c"], 0.02)[0], abs=1e-5)
+
+
+RAY_HOOK_RUN = """
+import os, sys
+import ray
+from omegaconf import OmegaConf, open_dict
+from verl.trainer.constants_ppo import get_ppo_ray_runtime_env
+
+config = OmegaConf.load(sys.argv[1])
+# the documented override, +ray_kwargs.ray_init.runtime_env.worker_process_setup_hook=...
+with open_dict(config):
+    config.ray_kwargs.ray_init.runtime_env.worker_process_setup_hook = sys.argv[2]
+    config.ray_kwargs.ray_init.num_cpus = 1
+# the ray.init arguments as verl's run_ppo builds them (PYTHONPATH: coderl and verl are not installed here)
+ray_init = config.ray_kwargs.get("ray_init", {})
+runtime_env = OmegaConf.merge(get_ppo_ray_runtime_env(config), ray_init.get("runtime_env", {}),
+                              {"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}})
+kwargs = OmegaConf.to_container(OmegaConf.create({**ray_init, "runtime_env": runtime_env}))
+ray.init(address="local", include_dashboard=False, **kwargs)  # a cluster of its own, never another's
+
+@ray.remote
+def estimators():  # a process of the cluster, as verl's TaskRunner (the driver computing advantages) is
+    from verl.trainer.ppo import core_algos
+    return sorted(core_algos.ADV_ESTIMATOR_REGISTRY)
+
+print("registered:", "coderl_group_norm" in ray.get(estimators.remote()))
+ray.shutdown()
+"""
+
+
+@pytest.mark.slow
+def test_the_documented_ray_hook_registers_the_estimator_in_rays_workers(env, tmp_path):
+    """The verl line of docs/integrations.md: Ray's worker_process_setup_hook, passed through verl's ray_kwargs as
+    run_ppo passes it, registers coderl_group_norm in a fresh Ray worker process (not in this one)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "ray_hook.py"
+    script.write_text(RAY_HOOK_RUN)
+    config = env["verl"] / "verl" / "trainer" / "config" / "_generated_ppo_trainer.yaml"
+    pythonpath = os.pathsep.join([str(REPO_ROOT), str(env["verl"])])
+    proc = subprocess.run([sys.executable, str(script), str(config),
+                           "coderl.rewards.integrations.verl.register_group_norm"], capture_output=True, text=True,
+                          timeout=280, cwd=tmp_path, env={**os.environ, "PYTHONPATH": pythonpath,
+                                                          "RAY_ADDRESS": "", "RAY_agent_register_timeout_ms": "240000"})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    assert "registered: True" in proc.stdout

@@ -38,6 +38,45 @@ def train(tokenizer, reward_funcs, dataset, out: Path, **config):
     return [h for h in trainer.state.log_history if "reward" in h]
 
 
+# GroupNormGRPOTrainer's run: per step 2 groups of 4 with these rewards (spread, all equal, low std, one success ...)
+GROUP_NORM_REWARDS = [
+    [0.0, 1.0, 0.5, 0.25, 0.3, 0.3, 0.3, 0.3],
+    [0.0, 0.05, 0.0, 0.05, 1.0, 0.0, 0.0, 0.0],
+    [0.2, 0.2, 0.2, 0.25, 0.9, 0.1, 0.5, 0.5],
+]
+
+
+def group_norm_run(tokenizer, dataset, out: Path, threshold: float) -> dict:
+    """GroupNormGRPOTrainer (this TRL's) for len(GROUP_NORM_REWARDS) steps: the rewards given, the advantages its
+    _generate_and_score_completions returned to the loss, the per-step metrics it logged."""
+    from trl import GRPOConfig
+
+    from coderl.rewards.integrations.trl import GroupNormGRPOTrainer
+
+    rewards, advantages = [], []
+
+    def designed_reward(prompts, completions, **kwargs):
+        rewards.append(GROUP_NORM_REWARDS[len(rewards)])
+        return rewards[-1]
+
+    class Recording(GroupNormGRPOTrainer):
+        def _generate_and_score_completions(self, inputs):
+            result = super()._generate_and_score_completions(inputs)
+            advantages.append(result["advantages"].tolist())
+            return result
+
+    args = GRPOConfig(output_dir=str(out), per_device_train_batch_size=8, num_generations=4, max_completion_length=3,
+                      max_steps=len(GROUP_NORM_REWARDS), logging_steps=1, learning_rate=1e-3, report_to=[],
+                      save_strategy="no", use_cpu=True, bf16=False, seed=0)
+    trainer = Recording(model=tiny_model(tokenizer), reward_funcs=[designed_reward], args=args, train_dataset=dataset,
+                        processing_class=tokenizer, group_norm_std_threshold=threshold)
+    trainer.train()
+    logs = [h for h in trainer.state.log_history if "reward" in h]
+    return {"rewards": rewards, "advantages": advantages, "scale_rewards": trainer.scale_rewards,
+            "fallback": [h["group_norm_fallback_frac"] for h in logs],
+            "all_equal": [h["group_norm_all_equal_frac"] for h in logs]}
+
+
 def main(data: str, he_json: str, config: str, workdir: str) -> None:
     import transformers
     import trl
@@ -82,6 +121,9 @@ def main(data: str, he_json: str, config: str, workdir: str) -> None:
                                            tokenize=True, return_dict=False)
     result["parsed_messages"] = [parse_response(tokenizer, tokenizer.convert_tokens_to_ids([c]) +
                                                 [tokenizer.eos_token_id], prefix=prefix) for c in chunks]
+
+    # 4. The adaptive group norm (GroupNormGRPOTrainer) on this TRL; the caller compares with the reference.
+    result["group_norm"] = group_norm_run(tiny_tokenizer(work / "tok_gn", chunks), dataset, work / "group_norm", 0.1)
     (work / "result.json").write_text(json.dumps(result))
 
 

@@ -1,0 +1,192 @@
+"""The advantage ablation's report (scripts/advantage_ablation.sh): per variant, held-out pass@k gains (mean ± sd
+over seeds), training reward / KL / fallback-share curves, GRPO wall and CPU time; one figure.
+
+    python -m coderl.learning_check.ablation --out runs/ablation   # reads OUT/<variant>/seed<S>/, writes OUT/ablation.*
+
+A seed counts for a variant once its after-evaluation exists. A run whose GRPO log says the time limit re-planned
+or cut it (learning_check/trl_grpo.py's "time limit:" lines) or that ran fewer steps than another is flagged: its
+numbers depend on the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from coderl.learning_check.report import SUMMARY_FILE, _write_atomic, machine, summarize_run
+
+VARIANTS = {"group_norm": "adaptive group norm", "std": "std (TRL default, GRPO)", "mean": "mean only (Dr. GRPO)"}
+CURVES = {"train/reward": "training reward", "train/kl": "KL to the reference",
+          "train/all_passed": "samples passing every test (share)",
+          "train/group_norm_fallback_frac": "groups falling back (std < threshold)"}
+
+
+def mean_sd(values: list[float]) -> tuple[float, float | None]:
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else None)
+
+
+def fmt(values: list[float], scale: float = 100.0, digits: int = 1) -> str:
+    m, sd = mean_sd([scale * v for v in values])
+    return f"{m:+.{digits}f}" + (f" ± {sd:.{digits}f}" if sd is not None else "")
+
+
+def stage(run: dict, name: str) -> dict | None:
+    return next((t for t in run["timings"] if t["stage"] == name), None)
+
+
+def collect(out: Path) -> dict[str, dict[str, dict]]:
+    """{variant: {seed: run summary + time-limit lines}} of every finished run under out."""
+    found: dict[str, dict[str, dict]] = {}
+    for variant in VARIANTS:
+        for seed_dir in sorted((out / variant).glob("seed*")):
+            if not seed_dir.is_dir() or not (seed_dir / "eval_after" / SUMMARY_FILE).is_file():
+                continue
+            run = summarize_run(seed_dir, "trl")
+            log = seed_dir / "grpo.log"
+            run["time_limit_lines"] = ([ln for ln in log.read_text(errors="replace").splitlines()
+                                        if ln.startswith("time limit:")] if log.is_file() else [])
+            found.setdefault(variant, {})[seed_dir.name] = run
+    return found
+
+
+def binned(points: list[tuple[int, float]], width: int) -> list[tuple[float, float]]:
+    """(mean step, mean value) of consecutive windows of `width` steps."""
+    out = []
+    for i in range(0, len(points), width):
+        chunk = points[i:i + width]
+        out.append((statistics.fmean(s for s, _ in chunk), statistics.fmean(v for _, v in chunk)))
+    return out
+
+
+def summary(found: dict[str, dict[str, dict]]) -> dict:
+    """Per variant: seeds, gains (points) per seed and mean ± sd, curve means, times, flags."""
+    res = {}
+    steps_seen = {r["steps"] for runs in found.values() for r in runs.values()}
+    for variant, runs in found.items():
+        per_seed = {}
+        for seed, r in runs.items():
+            ks = [k for k in r["before"] if k.startswith("pass@")]
+            curve = {t: [v for _, v in r["curves"].get(t, [])] for t in CURVES}
+            grpo, after = stage(r, "grpo"), stage(r, "eval_after")
+            per_seed[seed] = {
+                "before": r["before"], "after": r["after"],
+                "gain_points": {k: round(100 * (r["after"][k] - r["before"][k]), 2) for k in ks},
+                "steps": r["steps"],
+                "reward_mean_first_10": statistics.fmean(curve["train/reward"][:10]) if curve["train/reward"] else None,
+                "reward_mean_last_10": statistics.fmean(curve["train/reward"][-10:]) if curve["train/reward"] else None,
+                "kl_max": r["kl_max"],
+                "fallback_mean": (statistics.fmean(curve["train/group_norm_fallback_frac"])
+                                  if curve["train/group_norm_fallback_frac"] else None),
+                "grpo_seconds": grpo and grpo["seconds"], "grpo_cpu_seconds": grpo and grpo.get("cpu_seconds"),
+                "grpo_load1": grpo and grpo.get("load1"),
+                "eval_after_seconds": after and after["seconds"],
+                "eval_after_cpu_seconds": after and after.get("cpu_seconds"),
+                "time_limit_lines": r["time_limit_lines"],
+                "load_dependent": bool(r["time_limit_lines"]) or len(steps_seen) > 1,
+            }
+        res[variant] = {"seeds": sorted(per_seed), "per_seed": per_seed}
+    return res
+
+
+def markdown(res: dict, env: dict) -> str:
+    keys = sorted({k for v in res.values() for s in v["per_seed"].values() for k in s["gain_points"]},
+                  key=lambda k: int(k.split("@")[1]))
+    rows = ["| variant | seeds | " + " | ".join(f"{k} gain (points)" for k in keys)
+            + " | training reward, first → last 10 steps | KL max | fallback share (mean over steps) "
+            "| GRPO wall / CPU (s) | after-eval wall / CPU (s) |", "|---|---:|" + "---:|" * (len(keys) + 5)]
+    for variant, v in res.items():
+        s = list(v["per_seed"].values())
+        gains = " | ".join(fmt([x["gain_points"][k] / 100 for x in s]) for k in keys)
+        rf = [x["reward_mean_first_10"] for x in s if x["reward_mean_first_10"] is not None]
+        rl = [x["reward_mean_last_10"] for x in s if x["reward_mean_last_10"] is not None]
+        rw = f"{statistics.fmean(rf):.3f} → {statistics.fmean(rl):.3f}" if rf and rl else "n/a"
+        kl = max((x["kl_max"] for x in s if x["kl_max"] is not None), default=None)
+        fb = [x["fallback_mean"] for x in s if x["fallback_mean"] is not None]
+        wall = "; ".join(f"{x['grpo_seconds']} / {x['grpo_cpu_seconds']}" for x in s)
+        ev = "; ".join(f"{x['eval_after_seconds']} / {x['eval_after_cpu_seconds']}" for x in s)
+        rows.append(f"| {VARIANTS[variant]} | {len(s)} | {gains} | {rw} | {kl:.3f} | "
+                    f"{f'{statistics.fmean(fb):.3f}' if fb else 'n/a (no fallback)'} | {wall} | {ev} |")
+    rows += ["", "Per seed (pass@k before → after, %; steps; GRPO wall s at 1-min load):", ""]
+    for variant, v in res.items():
+        for seed, x in v["per_seed"].items():
+            pk = ", ".join(f"{k} {100 * x['before'][k]:.1f} → {100 * x['after'][k]:.1f}" for k in keys)
+            flag = (" **load-dependent: " + "; ".join(x["time_limit_lines"]) + "**") if x["load_dependent"] else ""
+            rows.append(f"- {VARIANTS[variant]}, {seed}: {pk}; {x['steps']} steps; GRPO {x['grpo_seconds']} s "
+                        f"(load {x['grpo_load1']}){flag}")
+    clean = all(not x["load_dependent"] for v in res.values() for x in v["per_seed"].values())
+    rows += ["", "No run was re-planned or cut by GRPO_MAX_SECONDS; every run did the same steps." if clean else
+             "Some runs were re-planned or cut (flagged above): their numbers depend on the load."]
+    rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, "
+             + ", ".join(f"{k} {ver}" for k, ver in env["versions"].items()) + "."]
+    return ("# Advantage ablation (learning check, TRL on CPU)\n\nGain = held-out after − before, mean ± sd over "
+            "seeds (sd only with ≥ 2 seeds).\n\n" + "\n".join(rows) + "\n\n![ablation](ablation.png)\n")
+
+
+def plot(found: dict[str, dict[str, dict]], res: dict, path: Path, width: int = 10) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, grid = plt.subplots(2, 3, figsize=(16, 8))
+    axes = list(grid.flat)
+    axes[-1].axis("off")
+    colors = {"group_norm": "C0", "std": "C1", "mean": "C2"}
+    for ax, (tag, title) in zip(axes, CURVES.items(), strict=False):
+        for variant, runs in found.items():
+            for i, r in enumerate(runs.values()):
+                pts = binned(r["curves"].get(tag, []), width)
+                if pts:
+                    ax.plot([s for s, _ in pts], [v for _, v in pts], color=colors[variant], alpha=0.8,
+                            label=VARIANTS[variant] if i == 0 else None, marker=".")
+        ax.set_title(f"{title} ({width}-step means)", fontsize=10)
+        ax.set_xlabel("GRPO step")
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=7)
+    ax = axes[4]
+    keys = sorted({k for v in res.values() for s in v["per_seed"].values() for k in s["gain_points"]},
+                  key=lambda k: int(k.split("@")[1]))
+    for j, variant in enumerate(res):
+        s = list(res[variant]["per_seed"].values())
+        for i, k in enumerate(keys):
+            vals = [x["gain_points"][k] for x in s]
+            m, sd = mean_sd(vals)
+            x0 = i * (len(res) + 1) + j
+            ax.bar(x0, m, color=colors[variant], yerr=sd or 0, capsize=3,
+                   label=f"{VARIANTS[variant]} (n={len(s)})" if i == 0 else None)
+            ax.scatter([x0] * len(vals), vals, color="k", s=8, zorder=3)
+    ax.set_xticks([i * (len(res) + 1) + (len(res) - 1) / 2 for i in range(len(keys))], keys)
+    ax.set_title("held-out gain (points; bars mean ± sd, dots seeds)", fontsize=10)
+    ax.axhline(0, color="k", lw=0.5)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True, help="scripts/advantage_ablation.sh's OUT (holds <variant>/seed<S>/).")
+    a = p.parse_args(argv)
+    out = Path(a.out)
+    found = collect(out)
+    if not found:
+        print(f"error: {out}: no finished run (<variant>/seed<S>/eval_after/{SUMMARY_FILE})", file=sys.stderr)
+        return 2
+    res = summary(found)
+    env = machine()
+    text = markdown(res, env)
+    _write_atomic(out / "ablation.png", draw=lambda t: plot(found, res, t))
+    _write_atomic(out / "ablation.md", text.encode())
+    _write_atomic(out / "ablation.json", (json.dumps({"machine": env, "variants": res}, indent=1) + "\n").encode())
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
