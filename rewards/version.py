@@ -16,6 +16,17 @@ def version() -> str:
         return "0.1.0+checkout"
 
 
+class _Version(argparse.Action):
+    """argparse's version action without its line wrapping (a long program path split the version in two)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"{parser.prog} (coderl {version()})")  # to stdout, as argparse's own
+        parser.exit()
+
+
 def add_version_flag(parser: argparse.ArgumentParser) -> None:
-    """`--version`: prints `PROG coderl VERSION` and exits 0."""
-    parser.add_argument("--version", action="version", version=f"%(prog)s (coderl {version()})")
+    """`--version`: prints `PROG (coderl VERSION)` on one line and exits 0."""
+    parser.add_argument("--version", action=_Version, help="show the program's version and exit")
