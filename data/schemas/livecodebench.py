@@ -35,10 +35,7 @@ def convert(row: dict, ctx: RowContext) -> Problem:
     fmt, tests, fn_name, setup = from_spec(public + list(private), "public_test_cases+private_test_cases",
                                     meta.get("func_name"))
     starter = text(row, "starter_code", required=False)
-    if fmt == "call":
-        user = prompting.user_prompt(question, mode="function", starter_code=starter, entry_point=fn_name)
-    else:
-        user = prompting.user_prompt(question, mode="stdio")
+    user = prompting.task_prompt(question, fmt, fn_name, starter_code=starter if fmt == "call" else None)
     return Problem(
         source_id=ctx.source_id(row.get("question_id")),
         question=question,

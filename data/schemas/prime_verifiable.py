@@ -68,11 +68,7 @@ def convert(row: dict, ctx: RowContext) -> Problem:
     question = text(row, column)
     fmt, tests, fn_name = _tests(_cases(row))
     reference = fenced_code(text(row, "gold_standard_solution", required=False))
-    if fmt == "call":
-        user = prompting.user_prompt(question, mode="function", entry_point=fn_name,
-                                     signature=prompting.function_signature(reference or "", fn_name))
-    else:
-        user = prompting.user_prompt(question, mode="stdio")
+    user = prompting.task_prompt(question, fmt, fn_name, reference)
     return Problem(
         source_id=ctx.source_id(row.get("problem_id"), row.get("in_source_id")),
         question=question,
