@@ -52,10 +52,16 @@ class SandboxConfig(_Section):
     cpu_time_s: int = Field(10, ge=1, le=600, description="RLIMIT_CPU per job child, in CPU-seconds.")
     memory_mb: int = Field(1024, ge=64, le=65536, description="RLIMIT_AS per job child (address space), MiB.")
     job_memory_mb: int = Field(2048, ge=64, le=262144,
-                               description="Resident memory a job's processes may hold together (the program and "
-                                           "every process it starts), MiB, read every 50 ms: memory_mb bounds one "
+                               description="Memory a job's processes may hold together (the program and every "
+                                           "process it starts), MiB: with a job cgroup, all the kernel charges it "
+                                           "(pages, socket and pipe buffers, tmpfs files), enforced by the kernel; "
+                                           "without, their resident memory read every 50 ms. memory_mb bounds one "
                                            "process, and a job forking max_processes children held that many "
                                            "times it.")
+    job_cgroup: bool = Field(True, description="Account each job's CPU and memory in a cgroup of its worker's "
+                                               "(v2 delegated or v1 writable) that every process of the job is born "
+                                               "into; where none can be had, or off, /proc is summed instead "
+                                               "(docs/sandbox.md \"Limits\").")
     max_file_size_mb: int = Field(16, ge=1, le=4096, description="RLIMIT_FSIZE: largest file a job may write.")
     max_processes: int = Field(32, ge=1, le=4096, description="Processes/threads one job may have at once.")
     max_open_files: int = Field(64, ge=16, le=65536, description="RLIMIT_NOFILE per job child.")

@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import inside, syscall_filter
+from . import cgroups, inside, syscall_filter
 from .inside import framing
 
 log = logging.getLogger(__name__)
@@ -326,6 +326,7 @@ def isolation_info(config=None) -> dict:
         "limits": {k: getattr(config, k) for k in (
             "test_timeout_s", "job_timeout_s", "cpu_time_s", "memory_mb", "job_memory_mb", "max_file_size_mb",
             "max_processes", "max_open_files", "max_output_bytes", "tmp_size_mb")},
+        "accounting": cgroups.accounting(config),
         "warnings": warnings,
     }
 
@@ -342,6 +343,9 @@ class WorkerProcess:
                "judge_memory_mb": max(2 * config.memory_mb, 2048), "landlock": config.landlock, "cpu": cpu,
                "starved_factor": config.starved_factor, "job_memory_mb": config.job_memory_mb,
                "seccomp": syscall_filter.program(), "judge_packages": bool(judge_packages())}
+        # the job's cgroup (cgroups.py): its descriptors pass to the worker, which hands them to each candidate
+        self.cgroup = cgroups.create(config.job_memory_mb, config.job_cgroup)
+        cfg["cgroup"] = self.cgroup.spec() if self.cgroup is not None else None
         argv, kwargs = worker_command(mode, config.tmp_size_mb)
         self._err, err_w = os.pipe()  # drained whenever we wait on the worker (_pump_err); a tail is kept
         self._tail = bytearray()
@@ -353,9 +357,16 @@ class WorkerProcess:
         os.set_blocking(self._err, False)
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_w, bufsize=0,
-                                         cwd=workdir if mode == "rlimits" else "/", close_fds=True, **kwargs)
+                                         cwd=workdir if mode == "rlimits" else "/", close_fds=True,
+                                         pass_fds=self.cgroup.fds if self.cgroup is not None else (), **kwargs)
+        except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.remove(0)
+            raise
         finally:
             os.close(err_w)
+            if self.cgroup is not None:
+                self.cgroup.close_fds()  # the worker's copies are its own
         os.set_blocking(self.proc.stdin.fileno(), False)
         self._reader = framing.Reader(1 << 30)
         src = bootstrap(cfg).encode()
@@ -370,6 +381,12 @@ class WorkerProcess:
             raise RuntimeError(f"sandbox worker failed to start ({mode}): {err or 'no output'}")
         self.warnings = [text for key, text in _HELLO_WARNINGS  # (no filter to build: resolve_mode said so)
                          if self.hello.get(key) is False and (key != "seccomp" or cfg["seccomp"])]
+        if not self.hello.get("cgroup"):
+            if self.cgroup is not None:  # made, but the kernel let no process of the worker's in
+                self.cgroup.remove(0)
+                self.cgroup = None
+            if config.job_cgroup:
+                self.warnings.append(cgroups.FALLBACK_GAP + ".")
 
     def stderr_tail(self) -> str:
         self._pump_err()
@@ -492,6 +509,9 @@ class WorkerProcess:
             self._pump_err()
             os.close(self._err)
             self._err = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
 
     def close(self) -> None:
         try:

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from coderl.rewards.config import SandboxConfig
-from coderl.rewards.sandbox import isolation
+from coderl.rewards.sandbox import cgroups, isolation
 from coderl.rewards.sandbox.inside.formats import REGISTRY as FORMATS
 from coderl.rewards.sandbox.inside.framing import CUT_DETAIL, OK, SPEC_CACHE
 from coderl.rewards.sandbox.plan import plan
@@ -217,6 +217,7 @@ class Sandbox:
         self._limits: dict | None = None  # the part of a job's payload that all jobs share
         self._tmp: tempfile.TemporaryDirectory | None = None
         self.landlock: list[str] = []  # what Landlock confines in the candidates ([] = not available / off)
+        self.cgroup: str | None = None  # the job cgroup's version the last worker started joins (cgroups.py)
 
     def __enter__(self) -> Sandbox:
         self.start()
@@ -259,6 +260,7 @@ class Sandbox:
             os.chown(workdir, isolation.SANDBOX_UID, isolation.SANDBOX_UID)
         worker = isolation.WorkerProcess(self.mode, self.config, workdir, self._cpu(slot))
         self.landlock = worker.hello.get("landlock") or []
+        self.cgroup = worker.hello.get("cgroup")
         self.warnings += [w for w in worker.warnings if w not in self.warnings]
         return worker
 
@@ -589,7 +591,7 @@ class Sandbox:
         """Isolation mode, workers, limits and counters, for the server's /health."""
         info = isolation.isolation_info(self.config) if self.mode is None else {
             **isolation.isolation_info(self.config.model_copy(update={"isolation": self.mode})),
-            "warnings": list(self.warnings)}
+            "warnings": list(self.warnings), "accounting": cgroups.describe(self.cgroup)}
         info.update(state=self._state, landlock=list(self.landlock), workers=self.config.workers, workers_alive=sum(
                         a and t.is_alive() for a, t in zip(self._alive, self._threads, strict=False)),
                     stats=dict(self._stats))

@@ -61,10 +61,14 @@ class Hygiene:
         return ([p for p, s in stats.items() if s[0] != "Z"],
                 [p for p, s in stats.items() if s[0] == "Z" and s[1] == self.pid] if self.namespace else [])
 
-    def job_cpu(self):
-        """CPU seconds the job's processes have used: the candidate and every process it started (alive, a
-        zombie, or reaped into a parent's or the reaper's count) and the judge, which runs the test. The test's
-        clock (inside/clock.py) differences two readings."""
+    proc_stat = staticmethod(_stat)
+
+    def proc_cpu(self):
+        """CPU seconds the job's processes have used, from /proc (where the job has no cgroup, jobcg.py): the
+        candidate and every process it started (alive, a zombie, or reaped into a parent's or the reaper's
+        count) and the judge, which runs the test. The test's clock (inside/clock.py) differences two readings.
+        A process the kernel reaped (its parent ignores SIGCHLD) or one re-parented outside the job
+        (CLONE_PARENT: the zygote's child) is missing from the sum."""
         return sum(s[2] for s in self._members({self.pid, 1, self.zygote}).values())
 
     def job_rss(self):

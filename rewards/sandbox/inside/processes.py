@@ -166,7 +166,8 @@ class Processes:
         req = {"jobdir": jobdir, "limits": lim, "nproc": self._tasks() + lim["max_processes"],
                "hook": not self.namespace, "limit": 1 << 26}
         try:
-            socket.send_fds(self.zsock, [json.dumps(req).encode()], [stdin, w_out, w_err, theirs.fileno()])
+            socket.send_fds(self.zsock, [json.dumps(req).encode()],
+                            [stdin, w_out, w_err, theirs.fileno(), *self.cgroup_fds()])
         finally:
             for fd in (w_out, w_err, stdin):
                 os.close(fd)

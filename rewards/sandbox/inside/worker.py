@@ -25,8 +25,9 @@ import time
 from collections import deque
 
 from . import candidate, framing, jobns, landlock, packages
-from .clock import MemoryWatch, RunClock
+from .clock import RunClock
 from .hygiene import Hygiene
+from .jobcg import JobAccounting
 from .processes import Processes
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -43,8 +44,9 @@ _HOLD_S = 0.05
 _MEM_DETAIL = "out of memory: the job's processes held more than {} MiB together"
 
 
-class Worker(Processes, Hygiene):
-    """The supervisor: its helper processes (processes.py), what a job leaves behind (hygiene.py), and the jobs."""
+class Worker(JobAccounting, Processes, Hygiene):
+    """The supervisor: its helper processes (processes.py), what a job leaves behind (hygiene.py), its job's CPU
+    and memory (jobcg.py), and the jobs."""
 
     def __init__(self, cfg, libc):
         self.cfg = cfg
@@ -303,9 +305,6 @@ class Worker(Processes, Hygiene):
                 else:
                     self._capture(cand, fd, chunk)
 
-    def _memory_watch(self):
-        return MemoryWatch(self.job_memory_mb << 20, self.job_rss)
-
     def _maybe_retire(self):
         """A judge that reports retire does so right after done (maybe in the same read): look without waiting. One
         that sends it later has ended when the next job comes: sending it that job fails, and a fresh one starts."""
@@ -338,7 +337,7 @@ class Worker(Processes, Hygiene):
         status = self.zexits.get(cand.pid)
         self._drain(cand)
         stderr = bytes(cand.bufs[cand.err]).decode("utf-8", "replace")
-        if self.mem_out:  # our kill, for the memory of the job's processes together
+        if self.mem_out or self.oom_killed():  # our kill, or the kernel's, for the job's memory together
             r["status"], r["detail"] = "memory", _MEM_DETAIL.format(self.job_memory_mb)
             return True
         if status is None:
@@ -498,6 +497,8 @@ class Worker(Processes, Hygiene):
                 else:
                     fds.remove(fd)
         runtime = time.monotonic() - t0
+        if self.oom_killed():
+            return {"status": "memory", "runtime_s": runtime, "detail": _MEM_DETAIL.format(self.job_memory_mb)}
         status = self.zexits[cand.pid]
         self._drain(cand)
         stderr = bytes(cand.bufs[cand.err]).decode("utf-8", "replace")
@@ -559,6 +560,7 @@ def main(cfg):
     builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
     worker = Worker(cfg, libc)
     worker.proto_in = proto_in
+    cgroup = worker.open_accounting()  # before the zygote: the worker's own processes never join it
     worker.start_zygote()  # first: nothing of any job exists yet
     if os.geteuid() != 0:
         jobns.drop_capabilities(libc)  # bubblewrap's CAP_SYS_ADMIN was for the zygote's pid namespace only
@@ -572,7 +574,8 @@ def main(cfg):
         packages.install((frame or {}).get("packages") or {})
     worker.start_judge()
     framing.send(proto_out, {"ready": True, "pid": os.getpid(), "uid": os.getuid(), "python": sys.version.split()[0],
-                             "landlock": worker.landlock, "seccomp": worker.seccomp, "jobns": worker.rsock is not None})
+                             "landlock": worker.landlock, "seccomp": worker.seccomp, "jobns": worker.rsock is not None,
+                             "cgroup": cgroup})
     while True:
         try:
             job = worker.inbox.recv(proto_in)

@@ -23,7 +23,7 @@ import socket
 import struct
 import sys
 
-from . import candidate, containment, framing, jobns, landlock, seccomp
+from . import candidate, containment, framing, jobcg, jobns, landlock, seccomp
 
 # What most programs import (HumanEval prompts start with `from typing import ...`): preloaded once here
 # instead of per candidate; each module more makes every fork a little slower.
@@ -57,6 +57,10 @@ _ZYGOTE_STDIO = ()
 def _child(fds, data, ruleset, libc, stdio, readable):
     """In the forked candidate: isolate, limit, become the candidate. Never returns."""
     try:
+        # First the job's cgroup (jobcg.py): every process the program starts is born in it, and counted there.
+        if len(fds) > 4 and not jobcg.join(fds[4:]):
+            os._exit(74)
+        fds = fds[:4]
         # Parsed here, not in the zygote (every page the zygote writes, it copies per fork), by the C scanner the
         # rehearsal warmed: json.loads's Python code, cold in every candidate, wrote ~40 inherited pages.
         req = framing.loads(data)
