@@ -434,3 +434,61 @@ def test_pool_still_works_and_scratch_is_clean(adversarial_results, sb):
     res = sb.run([Job(lister + f"# {i}\n", label) for i in range(4)])  # lands on every worker
     assert all(r.pass_rate == 1.0 for r in res), [o.detail for r in res for o in r.outcomes]
     assert sb.info()["workers_alive"] == sb.config.workers
+
+
+# ---------------------------------------------------------------- the job's CPU and memory, as the kernel counts them
+# Each on a pool of its own: one worker, pinned with this process to one CPU (so the starved-CPU credit matters), and
+# the job cgroup where the kernel gives one (cgroups.py; without one the workers fall back to /proc, whose gap
+# docs/sandbox.md states and Sandbox.info() reports).
+
+def _statuses(sb, jobs):
+    return [[o.status for o in r.outcomes] for r in sb.run(jobs)]
+
+
+def _cgroup_pool(config):
+    from coderl.rewards.sandbox import Sandbox
+    sb = Sandbox(config)
+    sb.start()
+    if sb.info()["accounting"]["cgroup"] is None:
+        sb.close()
+        pytest.skip("no writable cgroup here: the workers use the /proc fallback (Sandbox.info()['accounting'])")
+    return sb
+
+
+def test_cpu_hidden_from_the_count_times_out_like_its_honest_twin():
+    """A program needing 1.4 s of CPU under a 1 s limit, spread over children whose CPU left the job's /proc sum
+    (auto-reaped, re-parented to the zygote by CLONE_PARENT, many short-lived, double-fork daemons) while its main
+    process was credited the wait they caused, passed where its single-process twin timed out (red team, issue
+    35). Counted by the job's cgroup, it times out like the twin; a right program with children still passes."""
+    from scripts.bench.cheaters import cpu_hidden as ch
+    cases = [(fmt, way) for way in ch.WAYS for fmt in ("call", "stdio")]
+    with ch.one_cpu():
+        sb = _cgroup_pool(ch.config(1))
+        try:
+            cheaters = _statuses(sb, [Job(ch.program(fmt, way), ch.label(fmt)) for fmt, way in cases])
+            twins = _statuses(sb, [Job(ch.program(fmt, None), ch.label(fmt)) for fmt in ("call", "stdio")])
+            right = _statuses(sb, [Job(ch.program(fmt, way, need_s=0.3), ch.label(fmt))
+                                   for fmt in ("call", "stdio") for way in ("sigign", "clone_parent")])
+        finally:
+            sb.close()
+    assert dict(zip(cases, cheaters, strict=True)) == {c: ["timeout"] for c in cases}
+    assert twins == [["timeout"]] * 2
+    assert right == [["passed"]] * 4
+
+
+def test_memory_held_in_the_kernel_counts_toward_the_job_bound():
+    """Socket buffers held 0.5-2.2 GiB per job while resident memory stayed under job_memory_mb (red team, issue
+    35). The job's cgroup counts them: past the bound the kernel kills inside the job only, the program gets
+    `memory`, and the worker, its zygote and its judge go on (no restart)."""
+    from scripts.bench.cheaters import kernel_memory as km
+    sb = _cgroup_pool(km.config(1))
+    try:
+        over = _statuses(sb, [Job(km.program(fmt, cheat), km.label(fmt))
+                              for fmt in ("call", "stdio") for cheat in (True, False)])
+        under = _statuses(sb, [Job(km.program(fmt, True, mb=16), km.label(fmt)) for fmt in ("call", "stdio")])
+        stats = sb.info()["stats"]
+    finally:
+        sb.close()
+    assert over == [["memory"]] * 4
+    assert under == [["passed"]] * 2
+    assert stats.get("worker_restarts", 0) == 0, stats
