@@ -19,6 +19,7 @@ worker keeps its /proc accounting (inside/hygiene.py).
 from __future__ import annotations
 
 import errno
+import functools
 import itertools
 import logging
 import os
@@ -291,9 +292,14 @@ def describe(version: str | None) -> dict:
                       "tmpfs files); an OOM kill inside it is the program's `memory`", "gap": None}
 
 
-def accounting(config) -> dict:
-    """Which accounting a worker gets here: a cgroup made and removed once."""
-    made = create(config.job_memory_mb, config.job_cgroup)
+@functools.lru_cache(maxsize=2)
+def _available(enabled: bool) -> str | None:
+    made = create(64, enabled)
     if made is not None:
         made.remove()
-    return describe(made.version if made is not None else None)
+    return made.version if made is not None else None
+
+
+def accounting(config) -> dict:
+    """Which accounting a worker gets here: a cgroup made and removed once per process."""
+    return describe(_available(config.job_cgroup))

@@ -261,7 +261,10 @@ class Sandbox:
         worker = isolation.WorkerProcess(self.mode, self.config, workdir, self._cpu(slot))
         self.landlock = worker.hello.get("landlock") or []
         self.cgroup = worker.hello.get("cgroup")
-        self.warnings += [w for w in worker.warnings if w not in self.warnings]
+        for w in worker.warnings:
+            if w not in self.warnings:  # once per pool
+                log.warning("SANDBOX WARNING: %s", w)
+                self.warnings.append(w)
         return worker
 
     def _cpu(self, slot: int) -> int | None:

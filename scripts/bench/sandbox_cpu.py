@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Where a sandbox job's CPU goes: per process of the pool, on the humaneval_unittest workload.
 
-    python -m scripts.bench.sandbox_cpu [--jobs 1024] [--workers 1] [--batch 256]
+    python -m scripts.bench.sandbox_cpu [--jobs 1024] [--workers 1] [--batch 256] [--job_cgroup off]
 
 Runs the HumanEval-as-CodeRM jobs of scripts/bench/server.py (one unittest module per completion, half right,
 half wrong) through an in-process Sandbox (bubblewrap, the default limits) and reads each process's CPU
@@ -71,6 +71,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--job_cgroup", choices=["on", "off"], default="on",
+                    help="the job cgroup's accounting (on, where the kernel gives one) or /proc's (off)")
     args = ap.parse_args()
     rows, programs = humaneval_unittest_rows(164)
     labels = [parse_label(r["label"]) for r in rows]
@@ -82,8 +84,9 @@ def main() -> int:
             out.append(Job((right if j % 8 < 4 else wrong) + f"\n# sample {salt}-{j}\n", labels[j // 8 % len(programs)]))
         return out
 
-    with Sandbox(SandboxConfig(workers=args.workers)) as sb:
+    with Sandbox(SandboxConfig(workers=args.workers, job_cgroup=args.job_cgroup == "on")) as sb:
         sb.run(jobs(args.batch, "warm-up"))
+        accounting = sb.info()["accounting"]["cgroup"] or "proc"
         roles = _roles()
         before = {pid: _stat(pid) for pid in [*roles, os.getpid()]}
         judges = [pid for pid, role in roles.items() if role == "judge"]
@@ -108,7 +111,7 @@ def main() -> int:
             faults["candidates"] = faults.get("candidates", 0) + d[3]
     order = ["candidates", "judge", "worker", "zygote", "reaper", "this process (submit, dispatch)"]
     out = {"machine": {"cpus": os.cpu_count(), "loadavg_at_end": [round(x, 2) for x in os.getloadavg()]},
-           "jobs": done, "workers": args.workers, "wall_s": round(wall, 3), "jobs_per_s": round(done / wall, 1),
+           "jobs": done, "workers": args.workers, "accounting": accounting, "wall_s": round(wall, 3), "jobs_per_s": round(done / wall, 1),
            "helpers_restarted": restarted, "tests_passed": sum(r.passed for r in results),
            "tests": sum(r.expected for r in results),
            "judge_rss_mb_after_each_batch": [round(x, 1) for x in rss],
