@@ -75,3 +75,36 @@ def test_a_join_refused_is_reported():
     assert jobcg.join([w]) is False  # a pipe with no reader: the write fails, the descriptor is closed anyway
     with pytest.raises(OSError):
         os.fstat(w)
+
+
+def test_the_v2_cpu_counter_counts_auto_reaped_children():
+    """cgroup v2's cpu.stat (present in every v2 cgroup, controllers or not), where a v2 hierarchy is writable."""
+    mount = cgroups._mounts()[1]
+    own = cgroups._dir(mount, cgroups._own_paths().get("", "/")) if mount else None
+    if own is None or not os.access(own, os.W_OK):
+        pytest.skip("no writable cgroup v2 hierarchy here")
+    d = os.path.join(own, f"{cgroups._PREFIX}{os.getpid()}-v2test")
+    os.mkdir(d)
+    cg = jobcg.Cgroup({"version": "v2", "join": [os.open(os.path.join(d, "cgroup.procs"), os.O_WRONLY)],
+                       "cpu": os.open(os.path.join(d, "cpu.stat"), os.O_RDONLY), "oom": None})
+    try:
+        assert cg.probe() and cg.ooms() == 0
+        before = cg.cpu()
+
+        def body():
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+            for _ in range(2):
+                if os.fork() == 0:
+                    _spin(0.1)
+                    os._exit(0)
+            time.sleep(1.0)  # (bounded) the children finish meanwhile, reaped by the kernel
+        _joined(cg, body)
+        assert cg.cpu() - before >= 0.18
+    finally:
+        cg.close()
+        for _ in range(100):
+            try:
+                os.rmdir(d)
+                break
+            except OSError:
+                time.sleep(0.02)
