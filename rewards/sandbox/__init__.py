@@ -3,8 +3,8 @@
     from coderl.rewards.sandbox import Sandbox, Job, JobResult, TestOutcome, STATUSES, count_tests, isolation_info
 
 pool.py (the Sandbox), results.py (what a job gives back), plan.py (the spec a label's jobs carry),
-isolation.py (bubblewrap / rlimits workers), inside/ (the code that runs inside the sandbox, the label
-formats among it). The names load on first use: the label schema (rewards/labels.py) reads the format
+isolation.py (bubblewrap / rlimits workers), cgroups.py (each worker's job cgroup), inside/ (the code that
+runs inside the sandbox, the label formats among it). The names load on first use: the label schema (rewards/labels.py) reads the format
 registry under inside/ without starting the pool's imports.
 """
 

@@ -24,9 +24,9 @@ def _waited(pids):
 
 _FRESH_S = 0.05
 _CHECK_S = 0.02  # the shortest wait between two readings of the job's CPU time past the limit
-# The job's CPU time is first read this long into a test (a pass over /proc costs ~0.2 ms, ~4 % of a quick job's
-# CPU): a quick test never reads it, and what ran before the reading (at most this long on the job's CPUs) is
-# not counted, so the bound is at most that much lenient.
+# The job's CPU time is first read this long into a test (without a job cgroup a pass over /proc costs ~0.2 ms, ~4 %
+# of a quick job's CPU): a quick test never reads it, and what ran before the reading (at most this long on the
+# job's CPUs) is not counted, so the bound is at most that much lenient.
 _CPU_FROM_S = 0.05
 
 
