@@ -169,7 +169,7 @@ def _sweep_stale(parent: str) -> None:
                 pass
 
 
-def _v2_parent(own: str) -> str | None:
+def _v2_parent(own: str, enable: bool = True) -> str | None:
     """A v2 cgroup under which this process may make job cgroups with the memory controller, or None. Where its
     own cgroup holds processes (the no-internal-process rule forbids enabling controllers for its children) and
     this process is the only one there, it moves itself into a leaf of its own (coderl-host) first."""
@@ -180,7 +180,7 @@ def _v2_parent(own: str) -> str | None:
             return None
         if "memory" in _read(os.path.join(own, "cgroup.subtree_control")).split():
             return own
-        if not os.access(os.path.join(own, "cgroup.subtree_control"), os.W_OK):
+        if not enable or not os.access(os.path.join(own, "cgroup.subtree_control"), os.W_OK):
             return None
         try:
             _write(os.path.join(own, "cgroup.subtree_control"), "+memory")
@@ -202,7 +202,13 @@ def _v2_parent(own: str) -> str | None:
 
 def _create_v2(mount: tuple[str, str], path: str, memory_mb: int) -> JobCgroup | None:
     own = _dir(mount, path)
-    parent = _v2_parent(own) if own is not None else None
+    # this process's own cgroup (a delegated subtree), else the hierarchy's root where writable (root on a host
+    # whose session cgroup holds other processes)
+    parent = None
+    for where, enable in ((own, True), (mount[0], False)):  # the root's controllers are the host's to choose
+        parent = _v2_parent(where, enable) if where is not None else None
+        if parent is not None:
+            break
     if parent is None:
         return None
     _sweep_stale(parent)
