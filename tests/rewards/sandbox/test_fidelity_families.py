@@ -166,3 +166,13 @@ def test_new_formats_grade_as_their_datasets_harnesses_do(held_out):
         assert report["unsupported"][fmt]["unsupported_cases"] == 0
     assert not [d for d in judged if d["ours"] and not d["reference"]]
     assert not judged, judged
+
+
+def test_lcb_reference_compares_as_lcb_runner_does():
+    # lcb_runner's stdin rules (testing_util.grade_stdio): exact Decimal values, blank lines inside kept, whitespace
+    # around the whole output and each line ignored.
+    from scripts.bench.fidelity.reference import lcb_output_matches
+    assert lcb_output_matches("  2.50 \n\n", "2.5\n") and lcb_output_matches("8.0\n", "8\n")
+    assert not lcb_output_matches("3.6666666667\n", "3.6666666666666665\n")
+    assert not lcb_output_matches("1\n\n2\n", "1\n2\n") and lcb_output_matches("\n1\n2\n\n", "1\n2")
+    assert not lcb_output_matches("YES\n", "Yes\n") and not lcb_output_matches("1 2\n", "1\n2\n")
