@@ -41,8 +41,9 @@ def python_reference(solutions: Any, field: str) -> str | None:
 
 # lcb_runner runs a program after star imports of these modules, then plain imports of all but the last two,
 # then sys.setrecursionlimit(50000) (testing_util.import_string): a LeetCode answer using `inf`, `bisect_left`,
-# `Optional` or `reduce` unimported passes there. A label of its functional tests carries the same lines as its
-# setup_code, which the call format runs before the program (docs/label_format.md).
+# `Optional` or `reduce` unimported passes there, and so does a stdin program using `sys` unimported or recursing
+# 3,000 deep. A label of its tests (functional or stdin) carries the same lines as its setup_code, which the call
+# and stdio formats run before the program (docs/label_format.md).
 _LCB_MODULES = ("string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics",
                 "itertools", "functools", "operator", "io", "sys", "json", "builtins", "typing")
 LCB_PRELUDE = ("".join(f"from {m} import *\n" for m in _LCB_MODULES)
@@ -70,7 +71,7 @@ def lcb_call_tests(inputs: list, outputs: list, field: str) -> list[dict]:
 
 def from_spec(spec: Any, field: str, fn_name: str | None = None) -> tuple[str, list, str | None, str]:
     """(format, tests, fn_name, setup_code) from tests as rllm's DeepCoder data and the verl files built from it
-    hold them; setup_code is LiveCodeBench's harness prelude for its functional tests, else "".
+    hold them; setup_code is LiveCodeBench's harness prelude for its tests (`testtype` functional or stdin), else "".
 
     - a dict {"inputs", "outputs"[, "fn_name"]} (APPS/TACO; Skywork-OR1): call-based tests whose inputs are text
       are in LiveCodeBench's encoding (one JSON argument per line), others are APPS's lists of arguments;
@@ -101,7 +102,8 @@ def from_spec(spec: Any, field: str, fn_name: str | None = None) -> tuple[str, l
             return "call", lcb_call_tests(ins, outs, field), _identifier(name, f"{field}.fn_name"), LCB_PRELUDE
         if first.get("type") == "function_call" or (name and first.get("testtype") != "stdin"):
             return (*io_tests({"inputs": ins, "outputs": outs, "fn_name": name}, field), "")
-        return (*io_tests({"inputs": ins, "outputs": outs}, field), "")
+        return (*io_tests({"inputs": ins, "outputs": outs}, field), LCB_PRELUDE if first.get("testtype") == "stdin"
+                else "")
     raise CellError(field, f"expected a list of test objects or an object with 'inputs' and 'outputs', got "
                            f"{type(spec).__name__}")
 

@@ -5,7 +5,8 @@ descriptor but its stdio and the channel (fd 3). It may patch its interpreter, f
 or write any bytes to the channel; the judge only ever receives plain data, which it rebuilds itself.
 
 First frame on fd 3: {"code", "name", "serve", "prelude"?}. The program runs as module `name` ("solution"
-for the function formats, "__main__" for stdio), after `prelude` (the call format's implicit imports). With
+for the function formats, "__main__" for stdio), after `prelude` (the call format's implicit imports, a stdio
+label's setup_code). With
 serve, the reply is ``["ok", globals]`` (or ``["raise", ...]`` when the program fails to load) and the
 process then answers requests until the channel closes; without it (stdio) the program's exit status is the
 only outcome. stdlib only.
@@ -565,6 +566,8 @@ def run(setup, reader):
         return 0
     if not setup.get("serve"):  # stdio: exceptions and SystemExit decide the exit status
         try:
+            if setup.get("prelude"):  # a label's setup_code (formats/stdio.py): its harness's implicit imports
+                exec(compile(setup["prelude"], "<prelude>", "exec"), module.__dict__)
             exec(code, module.__dict__)
         except SystemExit:
             raise

@@ -413,7 +413,8 @@ class Worker(JobAccounting, Processes, Hygiene):
             cand = self.spawn(job, jobdir, stdin_fd=mem)
             children += 1
             try:
-                framing.send(cand.chan.fileno(), {"code": job["code"], "name": "__main__", "serve": False})
+                framing.send(cand.chan.fileno(), {"code": job["code"], "name": "__main__", "serve": False,
+                                                  "prelude": spec.get("prelude")})
             except OSError:
                 pass
             cand.chan.close()

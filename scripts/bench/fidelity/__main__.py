@@ -14,6 +14,9 @@ limits). The families, in scripts/bench/fidelity/:
   heldout2   heldout2_style.py: written apart from all of them, again (own report)
   imports    imports_style.py: tests using standard-library modules only the program imported (own report)
   classeval  classeval_style.py: class-level unittest suites in ClassEval's style (own report)
+  kodcode    kodcode_style.py: pytest files against KodCode's harness (own report)
+  codeforces codeforces_style.py: checker programs against open-r1's run (own report)
+  livecodebench  livecodebench_style.py: functional and stdin problems against lcb_runner's rules
 
     python -m scripts.bench.fidelity                       # HumanEval (~1.9k programs x 3 formats)
     python -m scripts.bench.fidelity --family families     # mbpp + coderm + apps (~1k programs)

@@ -15,6 +15,7 @@ from scripts.bench.fidelity import (
     heldout_style,
     imports_style,
     kodcode_style,
+    livecodebench_style,
     mbpp_style,
 )
 from scripts.bench.fidelity.corpus import Program
@@ -22,13 +23,14 @@ from scripts.bench.fidelity.corpus import Program
 FAMILIES = {"mbpp": mbpp_style, "coderm": coderm_style, "apps": apps_style, "heldout": heldout_style,
             "heldout2": heldout2_style, "imports": imports_style,
             "classeval": classeval_style, "kodcode": kodcode_style,
-            "codeforces": codeforces_style}
+            "codeforces": codeforces_style, "livecodebench": livecodebench_style}
 # The label formats each family's programs run in. The held-out families span them all: it is measured on its own
 # (test_fidelity_families.py, `--family heldout`), so that per-format figures stay per family.
 FORMATS = {"mbpp": ("assert",), "coderm": ("unittest",), "apps": ("stdio", "call"),
            "heldout": ("unittest", "assert", "humaneval", "stdio", "call"),
            "heldout2": ("unittest", "assert", "humaneval", "stdio", "call"), "imports": ("unittest", "assert"),
-           "classeval": ("unittest",), "kodcode": ("pytest",), "codeforces": ("checker",)}
+           "classeval": ("unittest",), "kodcode": ("pytest",), "codeforces": ("checker",),
+           "livecodebench": ("call", "stdio")}
 # The families measured together, one family per format.
 DISJOINT = ("mbpp", "coderm", "apps")
 

@@ -14,6 +14,13 @@
 * ``pytest`` -- KodCode's harness: the program written as ``solution.py`` beside each test file, ``python -m
   pytest`` on them in a subprocess (this interpreter's pytest, no cache, no plugin autoload), passed when pytest
   exits 0.
+* ``stdio`` / ``call`` of a LiveCodeBench task (the job's reference holds lcb_runner's ``input_output`` sample,
+  ``{"inputs", "outputs", "fn_name"}``, raw strings) -- lcb_runner's ``run_test`` rules (``lcb_verdict``): functional
+  tests call ``Solution().<fn_name>`` (or the module's function) after lcb_runner's import prelude, each input line
+  one JSON argument, compared with ``==`` to the JSON output (a tuple result as a list); stdin programs run in the
+  process as the body of one function (top-level imports hoisted, a final ``if __name__ == '__main__':`` unwrapped)
+  with ``sys.stdin`` a StringIO whose ``readline`` gives lines without their newline, ``open`` a mock reading the
+  input and ``sys.stdout`` captured, compared line by line (``lcb_output_matches``).
 * ``checker`` -- open-r1's codeforces run: the program as a plain ``python prog.py`` subprocess per test case, then
   the problem's raw checker, ``python checker.py input.txt correct_output.txt solution_output.txt``, passed when
   the program exits 0 and the checker exits 0 printing ``1``.
@@ -193,6 +200,104 @@ def _run_call(program: str, io: dict) -> tuple[bool, str]:
     return True, ""
 
 
+# lcb_runner (evaluation/testing_util.py) runs every program after star imports of these modules, then plain imports
+# of all but the last two, then a recursion limit of 50000.
+_LCB_MODULES = ("string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics",
+                "itertools", "functools", "operator", "io", "sys", "json", "builtins", "typing")
+LCB_PRELUDE = "".join(f"from {m} import *\n" for m in _LCB_MODULES) + "".join(
+    f"import {m}\n" for m in _LCB_MODULES[:-2]) + "sys.setrecursionlimit(50000)\n"
+
+
+def _lcb_lines(text: str) -> list[str]:
+    """lcb_runner's lines: the whole text stripped, split at \\n, each line stripped (blank lines inside kept)."""
+    return [line.strip() for line in text.strip().split("\n")]
+
+
+def _decimals(line: str) -> list | None:
+    import decimal
+    try:
+        return [decimal.Decimal(tok) for tok in line.split()]
+    except (decimal.InvalidOperation, ValueError):
+        return None
+
+
+def lcb_output_matches(stdout: str, expected: str) -> bool:
+    """lcb_runner's stdin comparison: as many lines; each line equal as text, or both all numbers with equal
+    Decimal values (exactly: `2.50` is 2.5, `3.3333333333` is not 3.3333333333333335)."""
+    got, want = _lcb_lines(stdout), _lcb_lines(expected)
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want, strict=True):
+        if g == w:
+            continue
+        dg, dw = _decimals(g), _decimals(w)
+        if dg is None or dw is None or dg != dw:
+            return False
+    return True
+
+
+def _lcb_as_function(program: str) -> str:
+    """The program as lcb_runner runs a stdin one: a final `if __name__ == '__main__':` replaced by its body, the
+    top-level imports kept at module level, every other statement the body of `wrapped_function()`."""
+    import ast
+    tree = ast.parse(program)
+    body = tree.body
+    last = body[-1] if body else None
+    if isinstance(last, ast.If) and isinstance(last.test, ast.Compare) and isinstance(last.test.left, ast.Name) \
+            and last.test.left.id == "__name__" and isinstance(last.test.ops[0], ast.Eq) \
+            and isinstance(last.test.comparators[0], ast.Constant) and last.test.comparators[0].value == "__main__":
+        body = body[:-1] + last.body
+    imports = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    rest = [s for s in body if not isinstance(s, (ast.Import, ast.ImportFrom))] or [ast.Pass()]
+    fn = ast.FunctionDef(name="wrapped_function", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                         kw_defaults=[], defaults=[]), body=rest, decorator_list=[], returns=None, type_params=[])
+    module = ast.fix_missing_locations(ast.Module(body=[*imports, fn], type_ignores=[]))
+    return LCB_PRELUDE + "\n" + ast.unparse(module)
+
+
+def _lcb_stdin_run(fn, text: str) -> str:
+    """One call of the wrapped program on one input, as lcb_runner makes it: what it printed."""
+    import io
+    from unittest import mock
+    lines = iter(text.split("\n"))
+    stdin = io.StringIO(text)
+    stdin.readline = lambda *a: next(lines)
+    stdin.readlines = lambda *a: text.split("\n")
+    stdin.read = lambda *a: text
+    out = io.StringIO()
+    saved = sys.stdin, sys.stdout
+    sys.stdin, sys.stdout = stdin, out
+    try:
+        with mock.patch("builtins.open", mock.mock_open(read_data=text)):
+            fn()
+    except SystemExit:
+        pass
+    finally:
+        sys.stdin, sys.stdout = saved
+    return out.getvalue()
+
+
+def _run_lcb(program: str, sample: dict) -> tuple[bool, str]:
+    module = types.ModuleType("tmp_sol")
+    name = sample.get("fn_name")
+    if name is None:
+        exec(compile(_lcb_as_function(program), "tmp_sol.py", "exec"), module.__dict__)
+        for i, (text, want) in enumerate(zip(sample["inputs"], sample["outputs"], strict=True)):
+            got = _lcb_stdin_run(module.wrapped_function, text)
+            if not lcb_output_matches(got, want):
+                return False, f"test {i}: wrong output {got[:100]!r}"
+        return True, ""
+    exec(compile(LCB_PRELUDE + "\n\n" + program, "tmp_sol.py", "exec"), module.__dict__)
+    method = getattr(module.Solution() if "class Solution" in program else module, name)
+    for i, (text, want) in enumerate(zip(sample["inputs"], sample["outputs"], strict=True)):
+        got = method(*[json.loads(line) for line in text.split("\n")])
+        if isinstance(got, tuple):
+            got = list(got)
+        if not got == json.loads(want):
+            return False, f"test {i}: got {got!r:.100}"
+    return True, ""
+
+
 def _child(conn, run, args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)
@@ -240,6 +345,11 @@ def _asserts(job: dict, timeout: float) -> tuple[bool, str]:
 def _apps(job: dict) -> dict | None:
     """The task's raw APPS `input_output`, where the family kept it (the reference reads it, not the label)."""
     return (job.get("reference") or {}).get("apps")
+
+
+def _lcb(job: dict, timeout: float) -> tuple[bool, str]:
+    sample = job["reference"]["lcb"]
+    return forked_verdict(_run_lcb, (job["program"], sample), timeout * (len(sample["inputs"]) + 1))
 
 
 def _stdio(job: dict, timeout: float) -> tuple[bool, str]:
@@ -305,7 +415,7 @@ REFERENCE = {"humaneval": _humaneval, "unittest": _unittest, "assert": _asserts,
 
 def verdict(job: dict, timeout: float) -> tuple[bool, str]:
     """Reference verdict of one job {"format", "program", "tests", "setup_code", "entry_point"}."""
-    run = REFERENCE.get(job["format"])
+    run = _lcb if "lcb" in (job.get("reference") or {}) else REFERENCE.get(job["format"])
     if run is None:
         raise ValueError(f"no reference runner for format {job['format']!r}")
     return run(job, timeout)

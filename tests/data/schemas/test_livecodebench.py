@@ -93,6 +93,28 @@ def test_a_functional_answer_sees_the_names_lcb_runners_harness_imports(tmp_path
     assert rates[0] == 1.0 and rates[1] < 1.0 and rates[2] == 0.0, rates
 
 
+
+def test_a_stdin_program_sees_the_names_lcb_runners_harness_imports(tmp_path):
+    """lcb_runner runs stdin programs after the same imports and recursion limit: a program using `sys` and `reduce`
+    unimported, recursing 3,000 deep, passes there, and so here; without the label's setup_code it fails."""
+    deep = {**STDIN, "private_test_cases": compress([{"input": "3000\n" + " ".join(["1"] * 3000) + "\n",
+                                                       "output": "3000\n", "testtype": "stdin"}])}
+    src = write_parquet(tmp_path / "code_generation_lite" / "test.parquet", [deep])
+    run_cli("--input_dir", src, "--output_dir", tmp_path / "out")
+    label = parse_label(read_out(tmp_path / "out")[0][0]["label"])
+    assert label.format == "stdio" and label.setup_code.startswith("from string import *\n")
+    leaning = ("input = sys.stdin.readline\n"
+               "def total(a):\n"
+               "    return a[0] + total(a[1:]) if a else 0\n"
+               "n = int(input())\n"
+               "a = list(map(int, input().split()))\n"
+               "assert reduce(max, a) == max(a)\n"
+               "print(total(a))\n")
+    bare = dataclasses.replace(label, setup_code="")
+    rates = pass_rates([(leaning, label.to_json()), (leaning.replace("a[0] +", "a[0] * 2 +"), label.to_json()),
+                        (leaning, bare.to_json())])
+    assert rates[0] == 1.0 and rates[1] < 1.0 and rates[2] == 0.0, rates
+
 def test_a_pickle_naming_code_is_refused(tmp_path):
     """The private tests are a pickle: one that would import and call anything is a bad cell, never loaded."""
     evil = base64.b64encode(zlib.compress(pickle.dumps(print))).decode("ascii")

@@ -98,7 +98,8 @@ def test_unsupported_only_where_a_limit_is_documented(report):
 HELD_OUT = {"heldout": "held-out family", "heldout2": "second held-out family",
             "imports": "standard-library imports family", "classeval": "class-level (ClassEval-style) family",
             "kodcode": "KodCode-style pytest family (reference: KodCode's harness, pytest in a subprocess)",
-            "codeforces": "open-r1/codeforces checker family (reference: open-r1's run of the checker)"}
+            "codeforces": "open-r1/codeforces checker family (reference: open-r1's run of the checker)",
+            "livecodebench": "LiveCodeBench functional and stdin family (reference: lcb_runner's run_test rules)"}
 
 
 @pytest.fixture(scope="module", params=list(HELD_OUT))
@@ -121,8 +122,9 @@ def test_held_out_family_agrees_with_plain_python(held_out):
     assert not message, message
     old = stale({p.pid for p in programs}, {d["pid"] for d in report["disagreements"]})
     assert not [k for k in old if k.startswith(f"{name}/")], old
-    # No false positive: the sandbox never passes what plain Python fails.
-    assert not [d for d in report["disagreements"] if d["ours"] and not d["reference"]]
+    # No false positive: the sandbox never passes what plain Python fails, but for a correct program the reference's
+    # own rule rejects (allowlist.TOLERANCE, each explained).
+    assert not [d for d in report["disagreements"] if d["ours"] and not d["reference"] and not tolerated(d["pid"])]
     undocumented = [e for u in report["unsupported"].values() for e in u["examples"] if not is_limit(e["pid"])]
     assert not undocumented, undocumented[:10]
     for fmt, f in report["formats"].items():  # bugs and mutants fail often enough to matter
@@ -147,11 +149,30 @@ def test_new_formats_grade_as_their_datasets_harnesses_do(held_out):
     # with KodCode's own harness (pytest in a subprocess on solution.py), no false positive, on references, correct
     # rewrites, bugs and mutants; no test case of a correct program unsupported.
     # The same targets for problems judged by open-r1's checker programs (fidelity/codeforces_style.py).
+    # LiveCodeBench's functional and stdin problems (fidelity/livecodebench_style.py) against lcb_runner's rules: the
+    # same targets on every bug and mutant; the correct programs its harness rejects are each allow-listed with the
+    # rule (allowlist.TOLERANCE), and no program the corpus does not call correct disagrees at all.
     name, programs, report = held_out
-    if name not in ("kodcode", "codeforces"):
+    if name not in ("kodcode", "codeforces", "livecodebench"):
         return
-    fmt, least = ("pytest", 90) if name == "kodcode" else ("checker", 20)
-    f = report["formats"][fmt]
-    assert f["programs"] >= least and f["agreement"] >= 0.999, (f, report["disagreements"])
-    assert not [d for d in report["disagreements"] if d["ours"] and not d["reference"]]
-    assert report["unsupported"][fmt]["unsupported_cases"] == 0
+    least = {"kodcode": {"pytest": 90}, "codeforces": {"checker": 20}, "livecodebench": {"call": 45, "stdio": 35}}[name]
+    correct = {p.pid for p in programs if p.correct}
+    judged = [d for d in report["disagreements"] if not (d["pid"] in correct and tolerated(d["pid"]))]
+    for fmt, n in least.items():
+        f = report["formats"][fmt]
+        tolerated_here = sum(d["format"] == fmt for d in report["disagreements"]) - sum(d["format"] == fmt
+                                                                                         for d in judged)
+        assert f["programs"] >= n and (f["agree"] + tolerated_here) / f["programs"] >= 0.999, (f, judged)
+        assert report["unsupported"][fmt]["unsupported_cases"] == 0
+    assert not [d for d in judged if d["ours"] and not d["reference"]]
+    assert not judged, judged
+
+
+def test_lcb_reference_compares_as_lcb_runner_does():
+    # lcb_runner's stdin rules (testing_util.grade_stdio): exact Decimal values, blank lines inside kept, whitespace
+    # around the whole output and each line ignored.
+    from scripts.bench.fidelity.reference import lcb_output_matches
+    assert lcb_output_matches("  2.50 \n\n", "2.5\n") and lcb_output_matches("8.0\n", "8\n")
+    assert not lcb_output_matches("3.6666666667\n", "3.6666666666666665\n")
+    assert not lcb_output_matches("1\n\n2\n", "1\n2\n") and lcb_output_matches("\n1\n2\n\n", "1\n2")
+    assert not lcb_output_matches("YES\n", "Yes\n") and not lcb_output_matches("1 2\n", "1\n2\n")

@@ -30,7 +30,12 @@ def validate_tests(tests) -> str | None:
 
 
 def plan(label) -> dict:
-    return {"plan": [t["input"] for t in label.tests]}  # expected outputs stay here
+    # setup_code runs in __main__ before the program: a dataset's harness's implicit imports (LiveCodeBench's,
+    # data/schemas/testcases.py), so the program sees the namespace it would there
+    spec = {"plan": [t["input"] for t in label.tests]}  # expected outputs stay here
+    if label.setup_code:
+        spec["prelude"] = label.setup_code
+    return spec
 
 
 def output_room(tests) -> int:
