@@ -259,59 +259,68 @@ class Worker(Processes, Hygiene):
                         cand.status = self.zexits[cand.pid]
                     continue
                 if fd is self.jsock:
-                    got = self.pull_records()
-                    if got is False:  # the judge died: what it decided is in its ledger, the next test died with it
-                        if self._judge_lost():
-                            return "restart"
-                        self.stop_judge()
-                        if (self._recover(remaining, results) or started) and remaining:
-                            results[remaining[0]] = {"status": "killed", "runtime_s": 0.0,
-                                                     "detail": "the judge process died"}
-                            remaining.pop(0)
-                        return "restart"
-                    if got is None:
-                        self.stop_judge()
-                        self._recover(remaining, results)
-                        return "restart"
-                    while self.jqueue:
-                        rec = self.jqueue.popleft()
-                        what = rec[0]
-                        if what == "end":
-                            i = rec[1]
-                            r = {"status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
-                            if r["status"] == "killed":
-                                self._refine(cand, r)
-                            results[i] = r
-                            if i in remaining:
-                                remaining.remove(i)
-                            started, clock, self.informed = True, probe, False
-                            clock.restart()
-                        elif what == "ready":
-                            started, clock, self.informed = True, probe, False
-                            clock.restart()
-                        elif what == "prelude":
-                            r = {"status": rec[1], "runtime_s": 0.0, "detail": rec[2]}
-                            if r["status"] == "killed":
-                                self._refine(cand, r)
-                            for i in remaining:
-                                results[i] = dict(r)
-                            remaining.clear()
-                        elif what == "need_spec":
-                            self.judge_specs.discard(job["digest"])
-                            return "restart"
-                        elif what == "retire":
-                            self.stop_judge()
-                            return "done"
-                        elif what in ("done", "restart"):
-                            if what == "done" and not remaining:
-                                self._maybe_retire()
-                            return what
+                    end, progressed = self._from_judge(job, cand, remaining, results, started)
+                    if progressed:  # a test began or ended: the next one is timed from now, under the probe again
+                        started, clock, self.informed = True, probe, False
+                        clock.restart()
+                    if end is not None:
+                        return end
                     continue
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     fds.remove(fd)
                 else:
                     self._capture(cand, fd, chunk)
+
+    def _from_judge(self, job, cand, remaining, results, started):
+        """Handle what the judge sent: (how the attempt ends, or None while it goes on; whether a test began or
+        ended since, which restarts the test clock)."""
+        got = self.pull_records()
+        if got is False:  # the judge died: what it decided is in its ledger, the next test died with it
+            if self._judge_lost():
+                return "restart", False
+            self.stop_judge()
+            if (self._recover(remaining, results) or started) and remaining:
+                results[remaining[0]] = {"status": "killed", "runtime_s": 0.0, "detail": "the judge process died"}
+                remaining.pop(0)
+            return "restart", False
+        if got is None:
+            self.stop_judge()
+            self._recover(remaining, results)
+            return "restart", False
+        progressed = False
+        while self.jqueue:
+            rec = self.jqueue.popleft()
+            what = rec[0]
+            if what == "end":
+                i = rec[1]
+                r = {"status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
+                if r["status"] == "killed":
+                    self._refine(cand, r)
+                results[i] = r
+                if i in remaining:
+                    remaining.remove(i)
+                progressed = True
+            elif what == "ready":
+                progressed = True
+            elif what == "prelude":
+                r = {"status": rec[1], "runtime_s": 0.0, "detail": rec[2]}
+                if r["status"] == "killed":
+                    self._refine(cand, r)
+                for i in remaining:
+                    results[i] = dict(r)
+                remaining.clear()
+            elif what == "need_spec":
+                self.judge_specs.discard(job["digest"])
+                return "restart", progressed
+            elif what == "retire":
+                self.stop_judge()
+                return "done", progressed
+            elif what in ("done", "restart"):
+                if what == "done" and not remaining:
+                    self._maybe_retire()
+                return what, progressed
+        return None, progressed
 
     def _inform(self, job, n):
         """The probe ran out: True (self.informed) when the running test is informed (framing.LEDGER_INFORMED).
