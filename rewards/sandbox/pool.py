@@ -322,7 +322,7 @@ class Sandbox:
         probe = item.probe
         base = {**item.payload, "seq": next(self._seq)}
         if probe:  # a probe times by the wall clock alone: exceeding it only costs a rerun with full limits
-            base["test_timeout_s"], base["probe"] = probe, True
+            base["test_timeout_s"], base["probe"], base["full_timeout_s"] = probe, True, base["test_timeout_s"]
         batch = item.batch
         for _ in range(3):  # the worker may need the label's tests, or a replacement
             digest = item.payload["digest"]
@@ -356,7 +356,8 @@ class Sandbox:
             else:
                 self._lose(item, str(reply["lost"]), {i: lost.outcomes[i] for i in self._decided(item, reply)})
             return worker
-        if reply is not None and probe and reply.get("exceeded") is not None and "results" in reply and not batch.cut:
+        if reply is not None and probe and reply.get("exceeded") is not None and "results" in reply and not batch.cut \
+                and not reply.get("final"):
             item.probe = 0.0  # needs more than the probe: again from the start, with its full limits
             item.first = replace(self._assemble(item, reply), infra=INFRA_PROBE, detail=PROBE_CUT_DETAIL)
             item.kept.update({i: item.first.outcomes[i] for i in self._decided(item, reply)})

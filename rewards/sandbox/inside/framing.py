@@ -19,6 +19,11 @@ OK = "ok"
 # test's status the moment it is decided (byte 1 + i; byte 0: the program loaded), before any record of it
 # is held back. 0 is "not decided"; a status is its index here plus one.
 LEDGER_STATUSES = (*STATUSES, OK)
+# Its last LEDGER_INFORMED bytes (little-endian): k > 0 once the job's k-th test is *informed*, i.e. the judge
+# sent the program something after that test's first frame to it (a second call, a callback's reply or exception,
+# an __exit__, a teardown's call), marked before that frame leaves. From then on the program may know how the
+# test goes, so a probe's kill no longer buys a rerun of it: the worker runs it on to its full limit, final.
+LEDGER_INFORMED = 4
 # The detail of a test that a batch deadline cut (the worker aborting it, or the pool settling it unrun).
 CUT_DETAIL = "cut by the batch deadline"
 # Label specs (keyed by the label's digest) a worker and its judge keep, and so the digests the pool knows a

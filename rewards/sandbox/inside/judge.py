@@ -212,15 +212,35 @@ def _own_stdlib_object(name, enc):
 class Job:
     """One job (or the rest of one, after the candidate was replaced) against one candidate process."""
 
-    def __init__(self, spec, msg, fd, report):
+    def __init__(self, spec, msg, fd, report, informed=None):
         self.spec = spec
         self.order = msg["order"]
         self.limit = msg.get("detail_chars", 400)
-        self.report = report
+        self._report, self._informed = report, informed
+        self.ended = 0  # tests reported in this job
+        self.sent = None  # frames sent to the program in the current test (None: no test runs yet)
         self.max_value = msg.get("max_value_bytes", 16 << 20)
         self.session = Session(fd, self.max_value, self.limit)
+        self.session.chan.on_send = self._sending
         self.code = msg["code"]
         self.max_value_repr = msg.get("max_output", 65536)
+
+    def report(self, record, hold_it=False):
+        if record[0] == "end":
+            self.ended += 1
+        if record[0] in ("ready", "end"):
+            self.sent = 0
+        self._report(record, hold_it)
+
+    def _sending(self):
+        """A test's first frame to the program is sent knowing nothing of its outcome; anything after it may
+        tell the program how the test goes (a callback's assertion, the exception its __exit__ gets, a teardown
+        calling it, the mere second call). The ledger says so before the frame leaves (framing.LEDGER_INFORMED)."""
+        if self.sent is None:
+            return
+        self.sent += 1
+        if self.sent == 2 and self._informed is not None:
+            self._informed(self.ended + 1)
 
     def run(self):
         s = self.session
@@ -387,7 +407,7 @@ def serve(sock_fd, base, ledger=None):
         # failed, e.g. knowing the expected value by then). Every frame names the job it belongs to: the worker
         # drops any other (a record of an earlier job must never count as the running one's).
         if ledger is not None:
-            if record[0] == "end" and type(record[1]) is int and 0 <= record[1] < len(ledger) - 1:
+            if record[0] == "end" and type(record[1]) is int and 0 <= record[1] < len(ledger) - 1 - framing.LEDGER_INFORMED:
                 ledger[1 + record[1]] = _LEDGER_CODES.get(record[2], _LEDGER_CODES["error"])
             elif record[0] == "ready":
                 ledger[0] = 1
@@ -398,6 +418,10 @@ def serve(sock_fd, base, ledger=None):
         sock.sendall(b"".join(held))
         held.clear()
         hold["since"] = now
+
+    def informed(k):
+        if ledger is not None:
+            ledger[len(ledger) - framing.LEDGER_INFORMED:] = k.to_bytes(framing.LEDGER_INFORMED, "little")
 
     while True:
         while not pending:
@@ -436,7 +460,7 @@ def serve(sock_fd, base, ledger=None):
             os.chdir(jobdir)
             os.environ["TMPDIR"] = os.environ["HOME"] = jobdir
             tempfile.tempdir = jobdir
-            job = Job(spec, msg, chan_fd, report)
+            job = Job(spec, msg, chan_fd, report, informed)
             job.run()
         except BaseException as e:  # a judge bug must never look like a pass, nor outlive its job
             report(["prelude", "killed", f"judge error: {type(e).__name__}: {e}"], hold_it=True)

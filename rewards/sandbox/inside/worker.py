@@ -75,6 +75,7 @@ class Worker(JobAccounting, Processes, Hygiene):
         self.aborted = False
         self.exceeded = None  # the test whose time limit ended the job
         self.charged = set()  # the tests a time limit's kill was charged to: not verdicts of the program's own
+        self.informed = False  # the running test's probe was lifted: the program may know its outcome (_inform)
         self.lost = None  # why the job is undecided: something outside the job ended its judge (pool.py reruns it)
         self.mem_out = False  # the running candidate's processes were killed for the job's memory
         self.job_memory_mb = cfg.get("job_memory_mb", 2048)  # what the job's processes may hold together
@@ -93,12 +94,15 @@ class Worker(JobAccounting, Processes, Hygiene):
         os.mkdir(jobdir, 0o700)
         deadline_job = t0 + job["job_timeout_s"]
         self.seq, self.aborted, self.exceeded, self.charged, self.lost = job.get("seq"), False, None, set(), None
+        self.informed = False
         from . import formats  # loaded with the judge, after the zygote's fork: no candidate holds it
         run = self._run_stdin_cases if formats.REGISTRY[spec["format"]].stdin_cases else self._run_judged
         children = run(job, spec, jobdir, results, deadline_job)
         # the tests a probe run decided: the pool keeps their verdicts when it runs the job again (pool.py)
+        # (none when an informed test exceeded its full limit: that run is final, framing.LEDGER_INFORMED)
+        final = self.exceeded is not None and self.informed
         decided = [i for i in range(n) if results[i] is not None and i not in self.charged] \
-            if self.exceeded is not None and job.get("probe") else None
+            if self.exceeded is not None and job.get("probe") and not final else None
         if self.lost:  # the tests with a verdict keep it; the pool runs the job again for the others
             decided = [i for i in range(n) if results[i] is not None]
             rest = {"status": "killed", "runtime_s": 0.0, "detail": self.lost}
@@ -121,6 +125,8 @@ class Worker(JobAccounting, Processes, Hygiene):
             reply["lost"] = self.lost
         if decided is not None:
             reply["decided"] = decided
+        if final:
+            reply["final"] = True
         self.seq = None
         return reply
 
@@ -173,6 +179,7 @@ class Worker(JobAccounting, Processes, Hygiene):
         """One candidate (and judge) over the remaining tests; False when nothing more can run."""
         job_id = self.begin_records()  # (starts a judge if need be)
         self.ledger[:len(spec["plan"]) + 1] = bytes(len(spec["plan"]) + 1)
+        self.ledger[len(self.ledger) - framing.LEDGER_INFORMED:] = bytes(framing.LEDGER_INFORMED)
         self.mem_out = False
         cand = self.spawn(job, jobdir)
         msg = {"job": job_id, "digest": job["digest"], "code": job["code"], "order": list(remaining), "jobdir": jobdir,
@@ -224,13 +231,16 @@ class Worker(JobAccounting, Processes, Hygiene):
     def _supervise(self, job, cand, remaining, results, deadline_job):
         # A test starts less than `hold` after the judge last sent records, so a limit of test_timeout_s + hold
         # from the last frame received gives every test at least test_timeout_s.
-        clock = RunClock(job["test_timeout_s"] + self._hold(job), deadline_job, (cand.pid, self.judge),
-                         self._starved_cap(job), self.job_cpu)
+        clock = probe = RunClock(job["test_timeout_s"] + self._hold(job), deadline_job, (cand.pid, self.judge),
+                                 self._starved_cap(job), self.job_cpu)
         mem = self._memory_watch()
         started = False  # the program loaded: from now on the test that hangs is the first one unreported
         fds = [self.jsock, cand.out, cand.err, self.zsock] + ([self.proto_in] if self.proto_in is not None else [])
         while True:
             left = clock.left()
+            if left <= 0 and clock is probe and self._inform(job, len(results)):
+                clock = self._full_clock(job, cand, probe, deadline_job)
+                left = clock.left()
             if left <= 0:
                 return self._timed_out(cand, started, remaining, results, deadline_job)
             now = time.monotonic()
@@ -251,59 +261,89 @@ class Worker(JobAccounting, Processes, Hygiene):
                         cand.status = self.zexits[cand.pid]
                     continue
                 if fd is self.jsock:
-                    got = self.pull_records()
-                    if got is False:  # the judge died: what it decided is in its ledger, the next test died with it
-                        if self._judge_lost():
-                            return "restart"
-                        self.stop_judge()
-                        if (self._recover(remaining, results) or started) and remaining:
-                            results[remaining[0]] = {"status": "killed", "runtime_s": 0.0,
-                                                     "detail": "the judge process died"}
-                            remaining.pop(0)
-                        return "restart"
-                    if got is None:
-                        self.stop_judge()
-                        self._recover(remaining, results)
-                        return "restart"
-                    while self.jqueue:
-                        rec = self.jqueue.popleft()
-                        what = rec[0]
-                        if what == "end":
-                            i = rec[1]
-                            r = {"status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
-                            if r["status"] == "killed":
-                                self._refine(cand, r)
-                            results[i] = r
-                            if i in remaining:
-                                remaining.remove(i)
-                            started = True
-                            clock.restart()
-                        elif what == "ready":
-                            started = True
-                            clock.restart()
-                        elif what == "prelude":
-                            r = {"status": rec[1], "runtime_s": 0.0, "detail": rec[2]}
-                            if r["status"] == "killed":
-                                self._refine(cand, r)
-                            for i in remaining:
-                                results[i] = dict(r)
-                            remaining.clear()
-                        elif what == "need_spec":
-                            self.judge_specs.discard(job["digest"])
-                            return "restart"
-                        elif what == "retire":
-                            self.stop_judge()
-                            return "done"
-                        elif what in ("done", "restart"):
-                            if what == "done" and not remaining:
-                                self._maybe_retire()
-                            return what
+                    end, progressed = self._from_judge(job, cand, remaining, results, started)
+                    if progressed:  # a test began or ended: the next one is timed from now, under the probe again
+                        started, clock, self.informed = True, probe, False
+                        clock.restart()
+                    if end is not None:
+                        return end
                     continue
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     fds.remove(fd)
                 else:
                     self._capture(cand, fd, chunk)
+
+    def _from_judge(self, job, cand, remaining, results, started):
+        """Handle what the judge sent: (how the attempt ends, or None while it goes on; whether a test began or
+        ended since, which restarts the test clock)."""
+        got = self.pull_records()
+        if got is False:  # the judge died: what it decided is in its ledger, the next test died with it
+            if self._judge_lost():
+                return "restart", False
+            self.stop_judge()
+            if (self._recover(remaining, results) or started) and remaining:
+                results[remaining[0]] = {"status": "killed", "runtime_s": 0.0, "detail": "the judge process died"}
+                remaining.pop(0)
+            return "restart", False
+        if got is None:
+            self.stop_judge()
+            self._recover(remaining, results)
+            return "restart", False
+        progressed = False
+        while self.jqueue:
+            rec = self.jqueue.popleft()
+            what = rec[0]
+            if what == "end":
+                i = rec[1]
+                r = {"status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
+                if r["status"] == "killed":
+                    self._refine(cand, r)
+                results[i] = r
+                if i in remaining:
+                    remaining.remove(i)
+                progressed = True
+            elif what == "ready":
+                progressed = True
+            elif what == "prelude":
+                r = {"status": rec[1], "runtime_s": 0.0, "detail": rec[2]}
+                if r["status"] == "killed":
+                    self._refine(cand, r)
+                for i in remaining:
+                    results[i] = dict(r)
+                remaining.clear()
+            elif what == "need_spec":
+                self.judge_specs.discard(job["digest"])
+                return "restart", progressed
+            elif what == "retire":
+                self.stop_judge()
+                return "done", progressed
+            elif what in ("done", "restart"):
+                if what == "done" and not remaining:
+                    self._maybe_retire()
+                return what, progressed
+        return None, progressed
+
+    def _inform(self, job, n):
+        """The probe ran out: True (self.informed) when the running test is informed (framing.LEDGER_INFORMED).
+        Its outcome may be known to the program by now, so a rerun must not judge it again: it runs on here."""
+        if not job.get("probe") or not job.get("full_timeout_s"):
+            return False
+        ledger = self.ledger
+        mark = int.from_bytes(ledger[len(ledger) - framing.LEDGER_INFORMED:], "little")
+        self.informed = mark > 0 and mark == n - ledger[1:1 + n].count(0) + 1
+        return self.informed
+
+    def _full_clock(self, job, cand, probe, deadline_job):
+        """The informed test's clock at its full limit, from the test's start, with the starved-CPU credit of a
+        slow-lane run from now on. The CPU it used under the probe (not read: the probe clock reads none) is
+        taken as one CPU for the whole time elapsed, so a single process gets no credit past its limit's CPU."""
+        full = RunClock(job["full_timeout_s"] + self._hold(job), deadline_job, (cand.pid, self.judge),
+                        self.cfg.get("starved_factor", 1), self.job_cpu)
+        full.start = probe.start
+        if full.cpu is not None:
+            full.used = full.cpu() - (time.monotonic() - probe.start)
+        return full
 
     def _maybe_retire(self):
         """A judge that reports retire does so right after done (maybe in the same read): look without waiting. One

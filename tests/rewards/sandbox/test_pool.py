@@ -881,3 +881,80 @@ def test_a_cancelled_arun_aborts_its_running_jobs(lanes):
     assert time.monotonic() - t0 < 1.0
     assert lanes.info()["stats"]["aborted"] - stats0["aborted"] >= 1
     assert lanes.info()["stats"]["worker_restarts"] == stats0["worker_restarts"]
+
+
+# A guesser that learns its verdict and stalls past the probe when it is failing: its probe run (job 1 of the one
+# worker) answers wrong, learns so from what the test sends it next and sleeps past the probe; a rerun would answer
+# right. The test was informed when the probe ran out, so that run is final: the test fails, no slow lane.
+_WRONG = "import os, time\nWRONG = '/job1-' in os.getcwd()\ndef stall():\n    if WRONG:\n        time.sleep(1.0)\n"
+_UT = "import unittest\nfrom solution import *\nclass T(unittest.TestCase):\n"
+INFORMED = {
+    "callback_raises": ("unittest", _WRONG + "def f(cb):\n    try:\n        cb(5 if WRONG else 4)\n"
+                        "    except BaseException:\n        stall()\n        raise\n",
+                        _UT + "    def test_a(self):\n        def cb(v):\n            self.assertEqual(v, 4)\n"
+                        "        f(cb)\n"),
+    "exit_gets_the_exception": ("unittest", _WRONG + "def f(x):\n    return 5 if WRONG else 4\nclass Ctx:\n"
+                                "    def __enter__(self):\n        return self\n    def __exit__(self, et, ev, tb):\n"
+                                "        if et is not None:\n            stall()\n        return False\n",
+                                _UT + "    def test_a(self):\n        with Ctx():\n            self.assertEqual(f(2), 4)\n"),
+    "teardown": ("unittest", _WRONG + "def f(x):\n    return 5 if WRONG else 4\ndef g():\n    stall()\n",
+                 _UT + "    def tearDown(self):\n        g()\n    def test_a(self):\n        self.assertEqual(f(2), 4)\n"),
+    "cleanup": ("unittest", _WRONG + "def f(x):\n    return 5 if WRONG else 4\ndef g():\n    stall()\n",
+                _UT + "    def test_a(self):\n        self.addCleanup(g)\n        self.assertEqual(f(2), 4)\n"),
+    "subtest_second_call": ("unittest", _WRONG + "N = []\ndef f(x):\n    N.append(x)\n    if len(N) > 1:\n"
+                            "        stall()\n    return 5 if WRONG else 2 * x\n",
+                            _UT + "    def test_a(self):\n        for x in (2, 3):\n            with self.subTest(x=x):\n"
+                            "                self.assertEqual(f(x), 2 * x)\n"),
+    "captured_output": ("unittest", _WRONG + "def f(x):\n    print(5 if WRONG else 4)\ndef g(seen):\n    stall()\n",
+                        _UT + "    def test_a(self):\n        import io, contextlib\n        buf = io.StringIO()\n"
+                        "        with contextlib.redirect_stdout(buf):\n            f(2)\n        g(buf.getvalue())\n"
+                        "        self.assertEqual(buf.getvalue(), '4\\n')\n"),
+    "humaneval_callback": ("humaneval", _WRONG + "def f(cb):\n    try:\n        cb(5 if WRONG else 4)\n"
+                           "    except BaseException:\n        stall()\n        raise\n",
+                           "def check(candidate):\n    def cb(v):\n        if v != 4:\n            raise AssertionError(v)\n"
+                           "    assert candidate(cb) is None\n"),
+    "pytest_fixture_teardown": ("pytest", _WRONG + "def f(x):\n    return 5 if WRONG else 4\ndef g():\n    stall()\n",
+                                "import pytest\nfrom solution import f, g\n@pytest.fixture\ndef res():\n    yield\n"
+                                "    g()\ndef test_a(res):\n    assert f(2) == 4\n"),
+}
+
+
+def _informed_label(fmt, test):
+    if fmt == "humaneval":
+        return parse_label({"format": "humaneval", "entry_point": "f", "tests": [test], "time_limit_s": 3.0})
+    return parse_label({"format": fmt, "tests": [test], "time_limit_s": 3.0})
+
+
+@pytest.mark.parametrize("way", sorted(INFORMED))
+def test_a_test_the_program_was_informed_of_is_decided_by_its_first_run(way):
+    fmt, code, test = INFORMED[way]
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=1, probe_s=0.5, job_timeout_s=10.0)) as s:
+        r = s.run([Job(code, _informed_label(fmt, test))])[0]
+        slow = s.info()["stats"]["slow_lane"]
+    assert [o.status for o in r.outcomes] == ["failed"], [(o.status, o.detail) for o in r.outcomes]
+    assert slow == 0
+
+
+def test_an_uninformed_test_the_probe_ended_is_judged_by_the_rerun():
+    # stalling on a test's first request tells the program nothing of its outcome: the rerun decides it
+    code = _WRONG + "def f(x):\n    stall()\n    return 4\n"
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=1, probe_s=0.5, job_timeout_s=10.0)) as s:
+        r = s.run([Job(code, _informed_label("unittest", _UT + "    def test_a(self):\n"
+                                             "        self.assertEqual(f(2), 4)\n"))])[0]
+        assert s.info()["stats"]["slow_lane"] == 1
+    assert [o.status for o in r.outcomes] == ["passed"]
+
+
+def test_honest_slow_programs_called_often_in_one_test_pass_in_the_fast_lane():
+    # 6 calls of 0.15 s CPU each in one test, and a callback called 100 times with 0.01 s CPU before each: past the
+    # 0.5 s probe, informed from their second frame, so the run goes on to the full limit (3 s) and stands
+    many = parse_label({"format": "assert", "time_limit_s": 3.0,
+                        "tests": ["assert [add(i, 1) for i in range(6)] == [1, 2, 3, 4, 5, 6]"]})
+    heavy = ("import time\ndef each(cb, n):\n    for i in range(n):\n        t = time.process_time()\n"
+             "        while time.process_time() - t < 0.01:\n            pass\n        cb(i)\n    return n\n")
+    cbs = parse_label({"format": "assert", "time_limit_s": 3.0, "tests": ["assert each(lambda i: None, 100) == 100"]})
+    with Sandbox(SandboxConfig(isolation="bwrap", workers=1, probe_s=0.5, job_timeout_s=10.0)) as s:
+        res = s.run([Job(BUSY.format(s=0.15), many), Job(heavy, cbs)])
+        assert s.info()["stats"]["slow_lane"] == 0
+    assert [r.pass_rate for r in res] == [1.0, 1.0], [[o.detail for o in r.outcomes] for r in res]
+    assert all(r.outcomes[0].runtime_s > 0.5 for r in res)  # they did outlive the probe
