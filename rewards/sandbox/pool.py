@@ -59,6 +59,7 @@ from coderl.rewards.sandbox.results import (
     Job,
     JobResult,
     SandboxError,
+    Status,
     TestOutcome,
 )
 
@@ -376,7 +377,7 @@ class Sandbox:
                 # the job's processes could signal the worker (no pid namespace of their own, no Landlock scoping):
                 # a worker that died or stopped mid-job may have been the program's doing
                 log.warning("%s while its job's processes could signal it: the job is scored as killed", why)
-                _settle(item, self._failed(item, "killed", why, "worker"))
+                _settle(item, self._failed(item, Status.KILLED, why, "worker"))
                 return worker
             if reply is None or "results" not in reply:
                 self._lose(item, why)
@@ -415,7 +416,7 @@ class Sandbox:
         log.warning("sandbox lost a run of a job (%s)%s: reported as cut, not scored", why,
                     ", a second time" if item.lost > 1 else ", with its batch cut")
         detail = f"{why}: the sandbox could not decide this test (reported as cut)"
-        outcomes = [item.kept.get(i) or TestOutcome("killed", 0.0, detail) for i in range(item.expected)]
+        outcomes = [item.kept.get(i) or TestOutcome(Status.KILLED, 0.0, detail) for i in range(item.expected)]
         _settle(item, item.first or JobResult(outcomes, item.expected, time.monotonic() - item.t0, detail=detail,
                                               infra=INFRA_LOST))
 
@@ -432,7 +433,7 @@ class Sandbox:
             self._lose(item, f"sandbox worker unavailable: {e}")
             return None
 
-    def _failed(self, item: _Item, status: str, why: str, infra: str) -> JobResult:
+    def _failed(self, item: _Item, status: Status, why: str, infra: str) -> JobResult:
         return JobResult([TestOutcome(status, 0.0, why) for _ in range(item.expected)], item.expected,
                          time.monotonic() - item.t0, detail=why, infra=infra)
 
@@ -440,18 +441,18 @@ class Sandbox:
         label, cap = item.job.label, self.config.detail_chars
         raw = reply.get("results") or []
         if len(raw) != item.expected:
-            return self._failed(item, "killed", f"ran {len(raw)} tests, the label declares {item.expected}", "worker")
+            return self._failed(item, Status.KILLED, f"ran {len(raw)} tests, the label declares {item.expected}", "worker")
         outcomes = []
         verdict = FORMATS[label.format].verdict
         for i, r in enumerate(raw):
-            status, detail = r.get("status", "killed"), r.get("detail") or ""
+            status, detail = r.get("status", Status.KILLED), r.get("detail") or ""
             if status == OK and verdict is not None:
                 ok, detail = verdict(r, label.tests[i])
-                status = "passed" if ok else "failed"
-            elif status not in STATUSES or status == OK or (status == "passed" and verdict is not None):
+                status = Status.PASSED if ok else Status.FAILED
+            elif status not in STATUSES or status == OK or (status == Status.PASSED and verdict is not None):
                 # a format with a verdict passes a case only by it: the sandbox never sees the expected value
-                status, detail = "killed", f"unexpected status {status!r}"
-            outcomes.append(TestOutcome(status, float(r.get("runtime_s") or 0.0), detail[:cap]))
+                status, detail = Status.KILLED, f"unexpected status {status!r}"
+            outcomes.append(TestOutcome(Status(status), float(r.get("runtime_s") or 0.0), detail[:cap]))
         # A rerun runs the program from the start (later tests may depend on what earlier ones did), but a test an
         # earlier run decided keeps that verdict: a second one would be a second try (a program that guessed slept
         # past the probe and drew again: 0.40 of its guesses passed, 0.25 in plain Python).
@@ -519,7 +520,7 @@ class Sandbox:
             # A job cut before any run of it ended is no evidence about its program: "deadline" (the caller's
             # neutral reward). One that had exceeded its probe is: a hang (or a slow program) cut in the slow
             # lane keeps what its first run showed, never more than finishing would have given it.
-            _settle(item, item.first or JobResult([TestOutcome("timeout", 0.0, CUT_DETAIL) for _ in range(item.expected)],
+            _settle(item, item.first or JobResult([TestOutcome(Status.TIMEOUT, 0.0, CUT_DETAIL) for _ in range(item.expected)],
                                                   item.expected, time.monotonic() - item.t0, detail=CUT_DETAIL,
                                                   infra=INFRA_CUT))
             if slot is not None:
@@ -573,12 +574,12 @@ class Sandbox:
         if not was_running:
             return
         for item in self._lanes.drain():
-            _settle(item, self._failed(item, "killed", "sandbox closed before the job ran", "closed"))
+            _settle(item, self._failed(item, Status.KILLED, "sandbox closed before the job ran", "closed"))
         self._lanes.stop(len(self._threads))
         for t in self._threads:
             t.join(timeout=2 * max(self.config.job_timeout_s, self.config.time_cap_s) + 30)
         for item in self._lanes.drain():  # requeued for a rerun by a job that was running at close
-            _settle(item, self._failed(item, "killed", "sandbox closed before the job ran", "closed"))
+            _settle(item, self._failed(item, Status.KILLED, "sandbox closed before the job ran", "closed"))
         if self._tmp is not None:
             self._tmp.cleanup()
         for fds in self._wakes:
