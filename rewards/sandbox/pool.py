@@ -308,17 +308,44 @@ class Sandbox:
         """Run one job on this slot's worker (replacing it when needed); returns the worker to keep."""
         if worker is None or not worker.alive():
             if worker is not None:
-                worker.kill()
-                self._stats["worker_restarts"] += 1
+                self._retire(worker)
             worker = self._replace(slot, item, sent)
             if worker is None:
                 return None
+        worker, reply = self._request(slot, item, worker, sent)
+        if worker is None:
+            return None
+        if reply is not None and reply.get("aborted"):
+            self._stats["aborted"] += 1
+        if reply is not None and reply.get("lost") and "results" in reply:  # its judge killed from outside the job
+            return self._judge_lost(item, worker, reply)
+        if (reply is not None and item.probe and reply.get("exceeded") is not None and "results" in reply
+                and not item.batch.cut):
+            return self._probe_exceeded(item, worker, reply)
+        if reply is None or "error" in reply or "results" not in reply or not reply.get("clean", True):
+            if self._worker_failed(item, worker, reply):
+                return None
+            worker = None
+        result = self._assemble(item, reply)
+        if result.infra == "worker":  # its results do not fit the label: not the program's verdict
+            self._lose(item, result.detail)
+        else:
+            _settle(item, result)
+        return worker
+
+    def _retire(self, worker: isolation.WorkerProcess) -> None:
+        """Kill a worker that cannot serve the next job; a fresh one replaces it."""
+        worker.kill()
+        self._stats["worker_restarts"] += 1
+
+    def _request(self, slot: int, item: _Item, worker: isolation.WorkerProcess, sent: OrderedDict):
+        """Send the job (with its label's spec when this worker lacks it): (worker, its reply or None), or (None,
+        None) when the worker had to be replaced and none could start."""
         timeout = item.payload["job_timeout_s"] + 15
         reply = None
-        probe = item.probe
         base = {**item.payload, "seq": next(self._seq)}
-        if probe:  # a probe times by the wall clock alone: exceeding it only costs a rerun with full limits
-            base["test_timeout_s"], base["probe"] = probe, True
+        if item.probe:  # a probe times by the wall clock alone: exceeding it only costs a rerun with full limits
+            base["test_timeout_s"], base["probe"] = item.probe, True
         batch = item.batch
         for _ in range(3):  # the worker may need the label's tests, or a replacement
             digest = item.payload["digest"]
@@ -328,66 +355,62 @@ class Sandbox:
                 sent.pop(digest, None)
                 continue
             if reply is not None and reply.get("retry"):  # the worker could not clean up after its last job
-                worker.kill()
-                self._stats["worker_restarts"] += 1
+                self._retire(worker)
                 worker = self._replace(slot, item, sent)
                 if worker is None:
-                    return None
+                    return None, None
                 continue
             break
         sent[item.payload["digest"]] = True
         sent.move_to_end(item.payload["digest"])
         while len(sent) > SPEC_CACHE:
             sent.popitem(last=False)
-        if reply is not None and reply.get("aborted"):
-            self._stats["aborted"] += 1
-        if reply is not None and reply.get("lost") and "results" in reply:  # its judge killed from outside the job
-            lost = self._assemble(item, reply)
-            if not reply.get("clean", True):
-                worker.kill()
-                worker = None
-                self._stats["worker_restarts"] += 1
-            if lost.infra:
-                self._lose(item, lost.detail)
-            else:
-                self._lose(item, str(reply["lost"]), {i: lost.outcomes[i] for i in self._decided(item, reply)})
-            return worker
-        if reply is not None and probe and reply.get("exceeded") is not None and "results" in reply and not batch.cut:
-            item.probe = 0.0  # needs more than the probe: again from the start, with its full limits
-            item.first = replace(self._assemble(item, reply), infra=INFRA_PROBE, detail=PROBE_CUT_DETAIL)
-            item.kept.update({i: item.first.outcomes[i] for i in self._decided(item, reply)})
-            self._stats["slow_lane"] += 1
-            self._lanes.put([item], slow=True)
-            if not reply.get("clean", True):  # what the run left could not be cleaned: a fresh worker next
-                worker.kill()
-                self._stats["worker_restarts"] += 1
-                return None
-            return worker
-        if reply is None or "error" in reply or "results" not in reply or not reply.get("clean", True):
-            died = worker.alive() is False
-            why = ("sandbox worker died" if reply is None and died else
-                   "sandbox worker overran the job deadline" if reply is None else
-                   reply.get("error") or ("job left processes or files that could not be cleaned"
-                                          if "results" in reply else "sandbox worker could not run the job"))
-            contained = bool(worker.hello.get("jobns")) or "signals" in (worker.hello.get("landlock") or [])
-            worker.kill()
+        return worker, reply
+
+    def _judge_lost(self, item: _Item, worker: isolation.WorkerProcess, reply: dict):
+        """The job's judge was killed from outside the job: its decided tests stand, the rest runs again."""
+        lost = self._assemble(item, reply)
+        if not reply.get("clean", True):
+            self._retire(worker)
             worker = None
-            self._stats["worker_restarts"] += 1
-            if reply is None and not contained:
-                # the job's processes could signal the worker (no pid namespace of their own, no Landlock scoping):
-                # a worker that died or stopped mid-job may have been the program's doing
-                log.warning("%s while its job's processes could signal it: the job is scored as killed", why)
-                _settle(item, self._failed(item, Status.KILLED, why, "worker"))
-                return worker
-            if reply is None or "results" not in reply:
-                self._lose(item, why)
-                return worker
-        result = self._assemble(item, reply)
-        if result.infra == "worker":  # its results do not fit the label: not the program's verdict
-            self._lose(item, result.detail)
+        if lost.infra:
+            self._lose(item, lost.detail)
         else:
-            _settle(item, result)
+            self._lose(item, str(reply["lost"]), {i: lost.outcomes[i] for i in self._decided(item, reply)})
         return worker
+
+    def _probe_exceeded(self, item: _Item, worker: isolation.WorkerProcess, reply: dict):
+        """The job needs more than its probe: again from the start in the slow lane, with its full limits."""
+        item.probe = 0.0
+        item.first = replace(self._assemble(item, reply), infra=INFRA_PROBE, detail=PROBE_CUT_DETAIL)
+        item.kept.update({i: item.first.outcomes[i] for i in self._decided(item, reply)})
+        self._stats["slow_lane"] += 1
+        self._lanes.put([item], slow=True)
+        if not reply.get("clean", True):  # what the run left could not be cleaned: a fresh worker next
+            self._retire(worker)
+            return None
+        return worker
+
+    def _worker_failed(self, item: _Item, worker: isolation.WorkerProcess, reply: dict | None) -> bool:
+        """Retire a worker that died, overran, failed or could not clean up: True when that decided the job (scored
+        as killed, or run again); False when its results still stand."""
+        died = worker.alive() is False
+        why = ("sandbox worker died" if reply is None and died else
+               "sandbox worker overran the job deadline" if reply is None else
+               reply.get("error") or ("job left processes or files that could not be cleaned"
+                                      if "results" in reply else "sandbox worker could not run the job"))
+        contained = bool(worker.hello.get("jobns")) or "signals" in (worker.hello.get("landlock") or [])
+        self._retire(worker)
+        if reply is None and not contained:
+            # the job's processes could signal the worker (no pid namespace of their own, no Landlock scoping):
+            # a worker that died or stopped mid-job may have been the program's doing
+            log.warning("%s while its job's processes could signal it: the job is scored as killed", why)
+            _settle(item, self._failed(item, Status.KILLED, why, "worker"))
+            return True
+        if reply is None or "results" not in reply:
+            self._lose(item, why)
+            return True
+        return False
 
     @staticmethod
     def _decided(item: _Item, reply: dict) -> list[int]:
