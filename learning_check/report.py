@@ -234,8 +234,8 @@ def timing_table(runs: dict[str, dict], shared: list[dict]) -> list[str]:
     return ["", "Wall-clock per stage (this run; a stage reused from the cache is not timed again):", "", *rows]
 
 
-def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared: list[dict] | None = None,
-             env: dict | None = None) -> str:
+def _pass_table(runs: dict[str, dict]) -> list[str]:
+    """Held-out pass@k before and after GRPO, with the reward, KL and steps of each run."""
     keys = list(next(iter(runs.values()))["before"])
     head = ("| run | " + " | ".join(f"{k} before | {k} after" for k in keys)
             + " | reward first -> last | KL max | steps |")
@@ -245,30 +245,50 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
         rw = (f"{r['reward_first']:.3f} -> {r['reward_last']:.3f}" if r["reward_first"] is not None else "n/a")
         kl = f"{r['kl_max']:.4f}" if r.get("kl_max") is not None else "n/a"
         rows.append(f"| {n} | {cells} | {rw} | {kl} | {r['steps']} |")
+    return rows
+
+
+def _not_logged(runs: dict[str, dict], trainer: str) -> str:
+    """The metrics no run logged: missing ones, and those the trainer never logs (with why)."""
     missing = sorted({t for r in runs.values() for t in r["missing_metrics"]})
     note = f"\nNot logged by the run: {', '.join(missing)}\n" if missing else ""
-    note += "".join(f"\n{METRICS[t][0]}: not logged: {why}.\n" for t, why in NOT_LOGGED.get(trainer, {}).items()
-                    if not any(t in r["curves"] for r in runs.values()))
+    return note + "".join(f"\n{METRICS[t][0]}: not logged: {why}.\n" for t, why in NOT_LOGGED.get(trainer, {}).items()
+                          if not any(t in r["curves"] for r in runs.values()))
+
+
+def _sharpening(runs: dict[str, dict]) -> list[str]:
+    """Mode pass@1 (the sharpening ceiling) of the runs that measured it."""
     modes = {n: r["mode_pass@1"] for n, r in runs.items() if r.get("mode_pass@1", {}).get("before") is not None}
-    if modes:
-        rows += ["", "Sharpening ceiling: mode pass@1 = share of problems whose most frequent completion passes (what "
-                 "a policy sharpened onto its own modes would score; GRPO that only lowers entropy gains at most "
-                 "about mode − sampled pass@1):", ""]
-        rows += [f"- {n}: before {100 * m['before']:.1f} % (sampled pass@1 {100 * runs[n]['before']['pass@1']:.1f} %)"
-                 + (f", after {100 * m['after']:.1f} %" if m["after"] is not None else "")
-                 + "; problems by samples passing (0, 1, …, n): "
-                 + "; ".join(f"{when} {' '.join(map(str, h))}" for when, h in runs[n]["passes_histogram"].items() if h)
-                 for n, m in modes.items()]
+    if not modes:
+        return []
+    rows = ["", "Sharpening ceiling: mode pass@1 = share of problems whose most frequent completion passes (what "
+            "a policy sharpened onto its own modes would score; GRPO that only lowers entropy gains at most "
+            "about mode − sampled pass@1):", ""]
+    return rows + [f"- {n}: before {100 * m['before']:.1f} % (sampled pass@1 {100 * runs[n]['before']['pass@1']:.1f} %)"
+                   + (f", after {100 * m['after']:.1f} %" if m["after"] is not None else "")
+                   + "; problems by samples passing (0, 1, …, n): "
+                   + "; ".join(f"{when} {' '.join(map(str, h))}" for when, h in runs[n]["passes_histogram"].items() if h)
+                   for n, m in modes.items()]
+
+
+def _statuses(runs: dict[str, dict]) -> list[str]:
+    """Held-out samples by status, before → after, of the runs that recorded them."""
     with_status = {n: r["statuses"] for n, r in runs.items() if r.get("statuses", {}).get("before")}
-    if with_status:
-        noisy = any((r.get("warm_start") or {}).get("noise") for r in runs.values())
-        why = (" (after a warm start from near misses: `error` holds a function under another name, `wrong_answer` "
-               "a printed result or a near miss)") if noisy else ""
-        rows += ["", f"Held-out samples by status, before → after{why}:", ""]
-        rows += [f"- {n}: " + ", ".join(f"{k} {st['before'].get(k, 0)} → {st['after'].get(k, 0)}"
-                                        for k in dict.fromkeys([*st["before"], *st["after"]])
-                                        if st["before"].get(k) or st["after"].get(k))
-                 for n, st in with_status.items()]
+    if not with_status:
+        return []
+    noisy = any((r.get("warm_start") or {}).get("noise") for r in runs.values())
+    why = (" (after a warm start from near misses: `error` holds a function under another name, `wrong_answer` "
+           "a printed result or a near miss)") if noisy else ""
+    return ["", f"Held-out samples by status, before → after{why}:", "",
+            *(f"- {n}: " + ", ".join(f"{k} {st['before'].get(k, 0)} → {st['after'].get(k, 0)}"
+                                     for k in dict.fromkeys([*st["before"], *st["after"]])
+                                     if st["before"].get(k) or st["after"].get(k))
+              for n, st in with_status.items())]
+
+
+def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared: list[dict] | None = None,
+             env: dict | None = None) -> str:
+    rows = _pass_table(runs) + _sharpening(runs) + _statuses(runs)
     starts = {n: r["warm_start"] for n, r in runs.items() if r.get("warm_start")}
     if starts:
         rows += ["", "Warm start:", "", *(warm_start_line(n, ws) for n, ws in starts.items())]
@@ -277,7 +297,7 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
         rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, "
                  + ", ".join(f"{k} {v}" for k, v in env["versions"].items()) + "."]
     return (f"# Learning check ({trainer})\n\nHeld-out pass@k in % (sampled, unbiased estimator), before and after "
-            "GRPO.\n\n" + "\n".join(rows) + f"\n{note}\n![curves](curves.png)\n\n**{line}**\n")
+            "GRPO.\n\n" + "\n".join(rows) + f"\n{_not_logged(runs, trainer)}\n![curves](curves.png)\n\n**{line}**\n")
 
 
 def plot(runs: dict[str, dict], path: Path) -> None:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 from coderl.rewards.config import RewardConfig
-from coderl.rewards.sandbox import JobResult
+from coderl.rewards.sandbox import JobResult, Status
 
 log = logging.getLogger("coderl.reward_server")
 
@@ -34,7 +34,7 @@ COMPONENTS = ("correctness", "format", "syntax", "length", "bonus")
 # RewardBreakdown.status where no sandbox verdict decided the reward (else it is JobResult.status).
 UNMATCHED = "unmatched"  # the query's problem is unknown: RewardConfig.unmatched_reward
 NO_CODE = "no_code"  # no code could be extracted from the response
-SYNTAX = "syntax"  # the code does not compile (the sandbox's status of the same name, not run there)
+SYNTAX = Status.SYNTAX  # the code does not compile (the sandbox's status, decided here without a run)
 NOT_RUN = "not_run"  # the code compiles but was not run
 DEADLINE = "deadline"  # the batch deadline cut its job: no verdict, the cut reward
 
@@ -51,7 +51,7 @@ class RewardBreakdown:
     length: float = 0.0
     bonus: float = 0.0  # what the all-pass bonus added to the reward (0 unless all_pass_bonus > 0)
     all_passed: bool = False
-    status: str = "failed"  # JobResult.status, or UNMATCHED / NO_CODE / SYNTAX / NOT_RUN / DEADLINE
+    status: str = Status.FAILED  # JobResult.status (a Status), or UNMATCHED / NO_CODE / SYNTAX / NOT_RUN / DEADLINE
     timeouts: int = 0  # test cases that hit their time limit
     unsupported: int = 0  # test cases the judge could not decide on plain data (never passes)
     cached: bool = False
@@ -194,8 +194,8 @@ def compute_reward(cfg: RewardConfig, *, response: str, code: str | None, format
     return RewardBreakdown(reward=reward, score=values["correctness"], correctness=values["correctness"],
                            format=values["format"], syntax=values["syntax"], length=values["length"], bonus=bonus,
                            all_passed=all_passed, status=status,
-                           timeouts=sum(o.status == "timeout" for o in outcomes),
-                           unsupported=sum(o.status == "unsupported" for o in outcomes),
+                           timeouts=sum(o.status == Status.TIMEOUT for o in outcomes),
+                           unsupported=sum(o.status == Status.UNSUPPORTED for o in outcomes),
                            cached=bool(graded is not None and graded.cached),
                            terms={k: v for k, v in values.items() if k not in BUILTIN_TERMS})
 
@@ -239,7 +239,7 @@ def extra_logs(items: Sequence[RewardBreakdown]) -> dict[str, list[float]]:
     logs["reward/all_passed"] = [1.0 if b.all_passed else 0.0 for b in items]
     logs["reward/unmatched"] = [1.0 if b.status == UNMATCHED else 0.0 for b in items]
     logs["reward/no_code"] = [1.0 if b.status == NO_CODE else 0.0 for b in items]
-    logs["reward/timeout"] = [1.0 if (b.timeouts or b.status in ("timeout", DEADLINE)) else 0.0 for b in items]
+    logs["reward/timeout"] = [1.0 if (b.timeouts or b.status in (Status.TIMEOUT, DEADLINE)) else 0.0 for b in items]
     logs["reward/unsupported"] = [1.0 if b.unsupported else 0.0 for b in items]
     logs["reward/cut"] = [1.0 if b.status == DEADLINE else 0.0 for b in items]  # cut by the batch deadline
     for name in dict.fromkeys(n for b in items for n in b.terms):

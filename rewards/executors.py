@@ -36,7 +36,7 @@ from pathlib import Path
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.result_cache import KEY_BYTES, ResultCache, limits_digest, program_decided, result_key
-from coderl.rewards.sandbox import Job, JobResult, Sandbox, TestOutcome, count_tests
+from coderl.rewards.sandbox import Job, JobResult, Sandbox, Status, TestOutcome, count_tests
 from coderl.rewards.sandbox.inside.framing import CUT_DETAIL
 from coderl.rewards.sandbox.results import INFRA_CUT, INFRA_LOST, INFRA_PROBE
 
@@ -118,7 +118,7 @@ def _cut(job: Job, waited_s: float, detail: str = CUT_DETAIL) -> JobResult:
     """What the pool gives a job the batch deadline cut before any run of it ended (and the executor a job no
     live actor could run: no evidence about the program either)."""
     n = count_tests(job.label)
-    return JobResult([TestOutcome("timeout", 0.0, detail) for _ in range(n)], n, waited_s,
+    return JobResult([TestOutcome(Status.TIMEOUT, 0.0, detail) for _ in range(n)], n, waited_s,
                      detail=detail, infra=INFRA_CUT)
 
 

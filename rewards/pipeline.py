@@ -30,7 +30,7 @@ from coderl.rewards.extract import ANSWER_FORMATS, Extracted, extract_code, form
 from coderl.rewards.labels import Label, LabelError, parse_label
 from coderl.rewards.prompt_index import PromptIndex
 from coderl.rewards.query import normalize, read, split_templated, strip_leading_pads
-from coderl.rewards.sandbox import Job, JobResult
+from coderl.rewards.sandbox import Job, JobResult, Status
 from coderl.rewards.sandbox.results import CUT_INFRA
 from coderl.rewards.syntax import parses
 
@@ -193,8 +193,8 @@ class Scorer:
 
 
 # Outcomes only a program that compiled can have: the tests ran against it (or its import raised). A program
-# that does not compile gets "syntax" for every test; "timeout", "memory" and "killed" prove nothing.
-_RAN = frozenset({"passed", "failed", "error", "unsupported"})
+# that does not compile gets SYNTAX for every test; TIMEOUT, MEMORY and KILLED prove nothing.
+_RAN = frozenset({Status.PASSED, Status.FAILED, Status.ERROR, Status.UNSUPPORTED})
 
 
 def compiled(result: JobResult | None) -> bool:

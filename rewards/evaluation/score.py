@@ -21,14 +21,14 @@ from coderl.rewards.evaluation.tasks import Tasks
 from coderl.rewards.executors import BaseExecutor
 from coderl.rewards.extract import Extracted, parses
 from coderl.rewards.pipeline import Prepared, Scorer
-from coderl.rewards.sandbox import STATUSES, JobResult, count_tests
+from coderl.rewards.sandbox import STATUSES, JobResult, Status, count_tests
 
 COMPLETION_FORMATS = ("response", "humaneval")
 # Sandbox test statuses -> the buckets an evaluation reports. memory and killed (resource limit, signal,
 # early exit, harness tampering) share "crashed": neither is a wrong answer nor an exception the program
 # raised. A status the sandbox adds later is reported under its own name (see bucket()).
-_BUCKETS = {"passed": "passed", "failed": "wrong_answer", "error": "error", "timeout": "timeout",
-            "syntax": "syntax", "memory": "crashed", "killed": "crashed"}
+_BUCKETS = {Status.PASSED: "passed", Status.FAILED: "wrong_answer", Status.ERROR: "error", Status.TIMEOUT: "timeout",
+            Status.SYNTAX: "syntax", Status.MEMORY: "crashed", Status.KILLED: "crashed"}
 # Sample-level outcomes that never reach the sandbox: NO_CODE (the reward's), and a task the data lacks.
 UNKNOWN_TASK = "unknown_task"
 _DETAIL_CHARS = 300
@@ -140,7 +140,7 @@ def _result(task_id: str, index: int, total: int, prep: Prepared, bd: RewardBrea
     tests = Counter(bucket(o.status) for o in res.outcomes)
     if len(res.outcomes) < res.expected:  # cases that never reported: the job died before them
         tests["crashed"] += res.expected - len(res.outcomes)
-    detail = next((o.detail for o in res.outcomes if o.status != "passed"), "") or res.detail
+    detail = next((o.detail for o in res.outcomes if o.status != Status.PASSED), "") or res.detail
     return SampleResult(task_id, index, bd.all_passed, bd.correctness, res.passed, res.expected,
                         "passed" if bd.all_passed else bucket(bd.status), dict(tests), reward,
                         prep.extracted.source, detail[:_DETAIL_CHARS])

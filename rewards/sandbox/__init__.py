@@ -1,6 +1,6 @@
 """Run untrusted, model-generated Python against a problem's tests: the public API of the sandbox.
 
-    from coderl.rewards.sandbox import Sandbox, Job, JobResult, TestOutcome, STATUSES, count_tests, isolation_info
+    from coderl.rewards.sandbox import Sandbox, Job, JobResult, TestOutcome, Status, STATUSES, count_tests, isolation_info
 
 pool.py (the Sandbox), results.py (what a job gives back), plan.py (the spec a label's jobs carry),
 isolation.py (bubblewrap / rlimits workers), cgroups.py (each worker's job cgroup), inside/ (the code that
@@ -10,7 +10,7 @@ registry under inside/ without starting the pool's imports.
 
 import importlib
 
-_WHERE = {"isolation_info": "isolation", "count_tests": "plan", "Sandbox": "pool", "STATUSES": "results",
+_WHERE = {"isolation_info": "isolation", "count_tests": "plan", "Sandbox": "pool", "STATUSES": "results", "Status": "results",
           "Job": "results", "JobResult": "results", "SandboxError": "results", "TestOutcome": "results"}
 __all__ = sorted(_WHERE)
 

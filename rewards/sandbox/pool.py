@@ -59,6 +59,7 @@ from coderl.rewards.sandbox.results import (
     Job,
     JobResult,
     SandboxError,
+    Status,
     TestOutcome,
 )
 
@@ -312,17 +313,44 @@ class Sandbox:
         """Run one job on this slot's worker (replacing it when needed); returns the worker to keep."""
         if worker is None or not worker.alive():
             if worker is not None:
-                worker.kill()
-                self._stats["worker_restarts"] += 1
+                self._retire(worker)
             worker = self._replace(slot, item, sent)
             if worker is None:
                 return None
+        worker, reply = self._request(slot, item, worker, sent)
+        if worker is None:
+            return None
+        if reply is not None and reply.get("aborted"):
+            self._stats["aborted"] += 1
+        if reply is not None and reply.get("lost") and "results" in reply:  # its judge killed from outside the job
+            return self._judge_lost(item, worker, reply)
+        if (reply is not None and item.probe and reply.get("exceeded") is not None and "results" in reply
+                and not item.batch.cut and not reply.get("final")):
+            return self._probe_exceeded(item, worker, reply)
+        if reply is None or "error" in reply or "results" not in reply or not reply.get("clean", True):
+            if self._worker_failed(item, worker, reply):
+                return None
+            worker = None
+        result = self._assemble(item, reply)
+        if result.infra == "worker":  # its results do not fit the label: not the program's verdict
+            self._lose(item, result.detail)
+        else:
+            _settle(item, result)
+        return worker
+
+    def _retire(self, worker: isolation.WorkerProcess) -> None:
+        """Kill a worker that cannot serve the next job; a fresh one replaces it."""
+        worker.kill()
+        self._stats["worker_restarts"] += 1
+
+    def _request(self, slot: int, item: _Item, worker: isolation.WorkerProcess, sent: OrderedDict):
+        """Send the job (with its label's spec when this worker lacks it): (worker, its reply or None), or (None,
+        None) when the worker had to be replaced and none could start."""
         timeout = item.payload["job_timeout_s"] + 15
         reply = None
-        probe = item.probe
         base = {**item.payload, "seq": next(self._seq)}
-        if probe:  # a probe times by the wall clock alone: exceeding it only costs a rerun with full limits
-            base["test_timeout_s"], base["probe"], base["full_timeout_s"] = probe, True, base["test_timeout_s"]
+        if item.probe:  # a probe times by the wall clock alone: exceeding it only costs a rerun with full limits
+            base["test_timeout_s"], base["probe"], base["full_timeout_s"] = item.probe, True, base["test_timeout_s"]
         batch = item.batch
         for _ in range(3):  # the worker may need the label's tests, or a replacement
             digest = item.payload["digest"]
@@ -332,67 +360,62 @@ class Sandbox:
                 sent.pop(digest, None)
                 continue
             if reply is not None and reply.get("retry"):  # the worker could not clean up after its last job
-                worker.kill()
-                self._stats["worker_restarts"] += 1
+                self._retire(worker)
                 worker = self._replace(slot, item, sent)
                 if worker is None:
-                    return None
+                    return None, None
                 continue
             break
         sent[item.payload["digest"]] = True
         sent.move_to_end(item.payload["digest"])
         while len(sent) > SPEC_CACHE:
             sent.popitem(last=False)
-        if reply is not None and reply.get("aborted"):
-            self._stats["aborted"] += 1
-        if reply is not None and reply.get("lost") and "results" in reply:  # its judge killed from outside the job
-            lost = self._assemble(item, reply)
-            if not reply.get("clean", True):
-                worker.kill()
-                worker = None
-                self._stats["worker_restarts"] += 1
-            if lost.infra:
-                self._lose(item, lost.detail)
-            else:
-                self._lose(item, str(reply["lost"]), {i: lost.outcomes[i] for i in self._decided(item, reply)})
-            return worker
-        if reply is not None and probe and reply.get("exceeded") is not None and "results" in reply and not batch.cut \
-                and not reply.get("final"):
-            item.probe = 0.0  # needs more than the probe: again from the start, with its full limits
-            item.first = replace(self._assemble(item, reply), infra=INFRA_PROBE, detail=PROBE_CUT_DETAIL)
-            item.kept.update({i: item.first.outcomes[i] for i in self._decided(item, reply)})
-            self._stats["slow_lane"] += 1
-            self._lanes.put([item], slow=True)
-            if not reply.get("clean", True):  # what the run left could not be cleaned: a fresh worker next
-                worker.kill()
-                self._stats["worker_restarts"] += 1
-                return None
-            return worker
-        if reply is None or "error" in reply or "results" not in reply or not reply.get("clean", True):
-            died = worker.alive() is False
-            why = ("sandbox worker died" if reply is None and died else
-                   "sandbox worker overran the job deadline" if reply is None else
-                   reply.get("error") or ("job left processes or files that could not be cleaned"
-                                          if "results" in reply else "sandbox worker could not run the job"))
-            contained = bool(worker.hello.get("jobns")) or "signals" in (worker.hello.get("landlock") or [])
-            worker.kill()
+        return worker, reply
+
+    def _judge_lost(self, item: _Item, worker: isolation.WorkerProcess, reply: dict):
+        """The job's judge was killed from outside the job: its decided tests stand, the rest runs again."""
+        lost = self._assemble(item, reply)
+        if not reply.get("clean", True):
+            self._retire(worker)
             worker = None
-            self._stats["worker_restarts"] += 1
-            if reply is None and not contained:
-                # the job's processes could signal the worker (no pid namespace of their own, no Landlock scoping):
-                # a worker that died or stopped mid-job may have been the program's doing
-                log.warning("%s while its job's processes could signal it: the job is scored as killed", why)
-                _settle(item, self._failed(item, "killed", why, "worker"))
-                return worker
-            if reply is None or "results" not in reply:
-                self._lose(item, why)
-                return worker
-        result = self._assemble(item, reply)
-        if result.infra == "worker":  # its results do not fit the label: not the program's verdict
-            self._lose(item, result.detail)
+        if lost.infra:
+            self._lose(item, lost.detail)
         else:
-            _settle(item, result)
+            self._lose(item, str(reply["lost"]), {i: lost.outcomes[i] for i in self._decided(item, reply)})
         return worker
+
+    def _probe_exceeded(self, item: _Item, worker: isolation.WorkerProcess, reply: dict):
+        """The job needs more than its probe: again from the start in the slow lane, with its full limits."""
+        item.probe = 0.0
+        item.first = replace(self._assemble(item, reply), infra=INFRA_PROBE, detail=PROBE_CUT_DETAIL)
+        item.kept.update({i: item.first.outcomes[i] for i in self._decided(item, reply)})
+        self._stats["slow_lane"] += 1
+        self._lanes.put([item], slow=True)
+        if not reply.get("clean", True):  # what the run left could not be cleaned: a fresh worker next
+            self._retire(worker)
+            return None
+        return worker
+
+    def _worker_failed(self, item: _Item, worker: isolation.WorkerProcess, reply: dict | None) -> bool:
+        """Retire a worker that died, overran, failed or could not clean up: True when that decided the job (scored
+        as killed, or run again); False when its results still stand."""
+        died = worker.alive() is False
+        why = ("sandbox worker died" if reply is None and died else
+               "sandbox worker overran the job deadline" if reply is None else
+               reply.get("error") or ("job left processes or files that could not be cleaned"
+                                      if "results" in reply else "sandbox worker could not run the job"))
+        contained = bool(worker.hello.get("jobns")) or "signals" in (worker.hello.get("landlock") or [])
+        self._retire(worker)
+        if reply is None and not contained:
+            # the job's processes could signal the worker (no pid namespace of their own, no Landlock scoping):
+            # a worker that died or stopped mid-job may have been the program's doing
+            log.warning("%s while its job's processes could signal it: the job is scored as killed", why)
+            _settle(item, self._failed(item, Status.KILLED, why, "worker"))
+            return True
+        if reply is None or "results" not in reply:
+            self._lose(item, why)
+            return True
+        return False
 
     @staticmethod
     def _decided(item: _Item, reply: dict) -> list[int]:
@@ -421,7 +444,7 @@ class Sandbox:
         log.warning("sandbox lost a run of a job (%s)%s: reported as cut, not scored", why,
                     ", a second time" if item.lost > 1 else ", with its batch cut")
         detail = f"{why}: the sandbox could not decide this test (reported as cut)"
-        outcomes = [item.kept.get(i) or TestOutcome("killed", 0.0, detail) for i in range(item.expected)]
+        outcomes = [item.kept.get(i) or TestOutcome(Status.KILLED, 0.0, detail) for i in range(item.expected)]
         _settle(item, item.first or JobResult(outcomes, item.expected, time.monotonic() - item.t0, detail=detail,
                                               infra=INFRA_LOST))
 
@@ -438,7 +461,7 @@ class Sandbox:
             self._lose(item, f"sandbox worker unavailable: {e}")
             return None
 
-    def _failed(self, item: _Item, status: str, why: str, infra: str) -> JobResult:
+    def _failed(self, item: _Item, status: Status, why: str, infra: str) -> JobResult:
         return JobResult([TestOutcome(status, 0.0, why) for _ in range(item.expected)], item.expected,
                          time.monotonic() - item.t0, detail=why, infra=infra)
 
@@ -446,18 +469,18 @@ class Sandbox:
         label, cap = item.job.label, self.config.detail_chars
         raw = reply.get("results") or []
         if len(raw) != item.expected:
-            return self._failed(item, "killed", f"ran {len(raw)} tests, the label declares {item.expected}", "worker")
+            return self._failed(item, Status.KILLED, f"ran {len(raw)} tests, the label declares {item.expected}", "worker")
         outcomes = []
         verdict = FORMATS[label.format].verdict
         for i, r in enumerate(raw):
-            status, detail = r.get("status", "killed"), r.get("detail") or ""
+            status, detail = r.get("status", Status.KILLED), r.get("detail") or ""
             if status == OK and verdict is not None:
                 ok, detail = verdict(r, label.tests[i])
-                status = "passed" if ok else "failed"
-            elif status not in STATUSES or status == OK or (status == "passed" and verdict is not None):
+                status = Status.PASSED if ok else Status.FAILED
+            elif status not in STATUSES or status == OK or (status == Status.PASSED and verdict is not None):
                 # a format with a verdict passes a case only by it: the sandbox never sees the expected value
-                status, detail = "killed", f"unexpected status {status!r}"
-            outcomes.append(TestOutcome(status, float(r.get("runtime_s") or 0.0), detail[:cap]))
+                status, detail = Status.KILLED, f"unexpected status {status!r}"
+            outcomes.append(TestOutcome(Status(status), float(r.get("runtime_s") or 0.0), detail[:cap]))
         # A rerun runs the program from the start (later tests may depend on what earlier ones did), but a test an
         # earlier run decided keeps that verdict: a second one would be a second try (a program that guessed slept
         # past the probe and drew again: 0.40 of its guesses passed, 0.25 in plain Python).
@@ -525,7 +548,7 @@ class Sandbox:
             # A job cut before any run of it ended is no evidence about its program: "deadline" (the caller's
             # neutral reward). One that had exceeded its probe is: a hang (or a slow program) cut in the slow
             # lane keeps what its first run showed, never more than finishing would have given it.
-            _settle(item, item.first or JobResult([TestOutcome("timeout", 0.0, CUT_DETAIL) for _ in range(item.expected)],
+            _settle(item, item.first or JobResult([TestOutcome(Status.TIMEOUT, 0.0, CUT_DETAIL) for _ in range(item.expected)],
                                                   item.expected, time.monotonic() - item.t0, detail=CUT_DETAIL,
                                                   infra=INFRA_CUT))
             if slot is not None:
@@ -579,12 +602,12 @@ class Sandbox:
         if not was_running:
             return
         for item in self._lanes.drain():
-            _settle(item, self._failed(item, "killed", "sandbox closed before the job ran", "closed"))
+            _settle(item, self._failed(item, Status.KILLED, "sandbox closed before the job ran", "closed"))
         self._lanes.stop(len(self._threads))
         for t in self._threads:
             t.join(timeout=2 * max(self.config.job_timeout_s, self.config.time_cap_s) + 30)
         for item in self._lanes.drain():  # requeued for a rerun by a job that was running at close
-            _settle(item, self._failed(item, "killed", "sandbox closed before the job ran", "closed"))
+            _settle(item, self._failed(item, Status.KILLED, "sandbox closed before the job ran", "closed"))
         if self._tmp is not None:
             self._tmp.cleanup()
         for fds in self._wakes:

@@ -12,6 +12,7 @@ from coderl.rewards.sandbox.inside import framing
 # signal, exited early, or ended while a test ran; "unsupported" = the test needed the program to decide a
 # comparison (an opaque object compared, a test value passed to it that cannot cross the plain-data
 # channel): not judgeable, never a pass.
+Status = framing.Status
 STATUSES = framing.STATUSES
 
 # JobResult.infra values that callers tell apart from the other reasons (any non-empty one: never cached).
@@ -39,7 +40,7 @@ class Job:
 class TestOutcome:
     """What happened to one test case."""
 
-    status: str  # one of STATUSES
+    status: Status
     runtime_s: float = 0.0
     detail: str = ""  # short, capped excerpt of stderr / traceback / diff
 
@@ -62,16 +63,16 @@ class JobResult:
 
     @property
     def passed(self) -> int:
-        return sum(o.status == "passed" for o in self.outcomes)
+        return sum(o.status == Status.PASSED for o in self.outcomes)
 
     @property
     def pass_rate(self) -> float:
         return self.passed / self.expected if self.expected else 0.0
 
     @property
-    def status(self) -> str:
-        """'passed' if every test passed, else the first non-passing status."""
+    def status(self) -> Status:
+        """PASSED if every test passed, else the first non-passing status."""
         for o in self.outcomes:
-            if o.status != "passed":
+            if o.status != Status.PASSED:
                 return o.status
-        return "passed" if self.outcomes and len(self.outcomes) == self.expected else "killed"
+        return Status.PASSED if self.outcomes and len(self.outcomes) == self.expected else Status.KILLED

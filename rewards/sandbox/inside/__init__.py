@@ -6,5 +6,6 @@ every module of these subpackages (formats/: one module per label format).
 
 MODULES = ("framing", "codec", "setorder", "codecs_builtin", "codecs_std", "codecs_class", "wire", "protocol",
            "channel", "landlock", "seccomp", "jobns", "containment", "mirrors", "ops", "candidate", "clock", "jobcg",
-           "zygote", "proxy", "guards", "stdlib_patches", "session", "judge", "hygiene", "processes", "packages", "worker")
+           "zygote", "proxy", "guards", "verdicts", "stdlib_patches", "session", "judge", "hygiene", "processes", "packages",
+           "worker")
 PACKAGES = ("formats",)

@@ -6,14 +6,33 @@ deadlines). Every reader takes a size limit, so a peer cannot make another proce
 stdlib only: this module also runs inside the sandbox.
 """
 
+import enum
 import json
 import os
 import struct
 
 HEADER = struct.Struct(">Q")
-# Per-test statuses (results.STATUSES, where each is explained), and "ok": the case ran and its format's
-# verdict decides outside, on what the program printed or returned.
-STATUSES = ("passed", "failed", "error", "timeout", "memory", "killed", "syntax", "unsupported")
+
+
+class Status(str, enum.Enum):
+    """A test's status: a str whose value is what goes on the wire and into every report (results.py explains each)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    MEMORY = "memory"
+    KILLED = "killed"
+    SYNTAX = "syntax"
+    UNSUPPORTED = "unsupported"
+
+    # str() and format() give the value, as enum.StrEnum's do (3.11+; Python 3.10 is supported)
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+STATUSES = tuple(Status)
+# Not a test's status: the case ran and its format's verdict decides outside, on what the program printed or returned.
 OK = "ok"
 # The judge's ledger (worker.py): a page shared by the worker and its judge only, where the judge marks each
 # test's status the moment it is decided (byte 1 + i; byte 0: the program loaded), before any record of it

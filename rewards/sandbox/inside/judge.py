@@ -36,50 +36,11 @@ import unittest._log
 import unittest.mock
 
 from . import channel, formats, framing, mirrors, protocol, stdlib_patches, wire
-from .guards import _from_tests
-from .proxy import CandidateGone, Unjudgeable, _loaded
+from .proxy import _loaded
 from .session import Session, _same
+from .verdicts import classify, describe, excerpt
 
 _BASE_MODULES = frozenset()  # the modules loaded before any job (serve()); a program's module names bind to these
-
-
-def _excerpt(text, limit):
-    text = str(text)
-    return text if len(text) <= limit else text[: limit // 2] + "\n…\n" + text[-limit // 2:]
-
-
-# ------------------------------------------------------------------------------------------ a job
-
-def classify(exc):
-    if isinstance(exc, MemoryError):
-        return "memory"
-    if isinstance(exc, (SystemExit, KeyboardInterrupt, GeneratorExit, CandidateGone)):
-        return "killed"
-    if isinstance(exc, Unjudgeable):
-        return "unsupported"
-    if isinstance(exc, AssertionError):
-        return "failed"
-    if isinstance(exc, SyntaxError):
-        return "syntax"
-    return "error"
-
-
-def describe(exc, limit):
-    tb = getattr(exc, "_coderl_tb", None)
-    try:
-        head = f"{type(exc).__name__}: {exc}"
-    except BaseException:
-        head = type(exc).__name__
-    if isinstance(tb, str) and tb:
-        return _excerpt(tb.rstrip(), limit)
-    lines = []
-    t = exc.__traceback__
-    while t is not None:
-        code = t.tb_frame.f_code
-        if _from_tests(code):
-            lines.append(f"  {code.co_filename}:{t.tb_lineno} in {code.co_name}")
-        t = t.tb_next
-    return _excerpt("\n".join(lines[-3:] + [head]), limit)
 
 
 class Spec:
@@ -283,7 +244,7 @@ class Job:
             status, detail = classify(e), describe(e, self.limit)
         if s.taint:
             status, detail = s.taint
-        self.report(["end", i, status, time.perf_counter() - t0, _excerpt(detail, self.limit), value])
+        self.report(["end", i, status, time.perf_counter() - t0, excerpt(detail, self.limit), value])
 
     def each(self, run_case):
         for i in self.order:

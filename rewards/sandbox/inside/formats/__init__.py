@@ -28,7 +28,7 @@ and may define
                                 case or test, named], optionally "rewritten": whether a kept test was cut,
                                 "counts": {verify stat: n}}; default (keep_passing): each test whose cases
                                 all passed
-Runners import the judge lazily (`from .. import judge`): outside the sandbox, nothing imports it.
+Runners import the judge's verdicts lazily (`from .. import verdicts`): outside the sandbox, nothing imports it.
 """
 
 from types import SimpleNamespace

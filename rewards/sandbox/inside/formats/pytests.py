@@ -165,7 +165,7 @@ def runner(job, ns):
     from _pytest.assertion.rewrite import rewrite_asserts
     from _pytest.reports import TestReport
 
-    from .. import judge
+    from .. import verdicts
 
     spec, sess = job.spec, job.session
     wanted = set(job.order)
@@ -178,14 +178,14 @@ def runner(job, ns):
     def report(i, status, runtime, detail):
         if i in wanted and i not in done:
             done.add(i)
-            job.report(["end", i, status, runtime, judge._excerpt(detail, job.limit), None])
+            job.report(["end", i, status, runtime, verdicts.excerpt(detail, job.limit), None])
 
     def status_of(exc):
         if isinstance(exc, pytest.skip.Exception):
             return "unsupported", f"the test was skipped: {exc}"
         if isinstance(exc, pytest.fail.Exception):  # pytest.fail(), pytest.raises(...) that saw no exception
-            return "failed", judge.describe(exc, job.limit)
-        return judge.classify(exc), judge.describe(exc, job.limit)
+            return "failed", verdicts.describe(exc, job.limit)
+        return verdicts.classify(exc), verdicts.describe(exc, job.limit)
 
     class Module(pytest.Module):
         """A label's test module: its source, assertion-rewritten by pytest, executed as module test_module_<m>."""

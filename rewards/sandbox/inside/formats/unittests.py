@@ -177,7 +177,7 @@ def drop_test_methods(module: str, failing: set[tuple[str, str]]) -> str | None:
 # --------------------------------------------------------------------------- inside the judge: the runner
 
 def runner(job, ns):
-    from .. import judge
+    from .. import verdicts
     spec = job.spec
     modules, broken, suite_tests, index = {}, {}, [], {}
     for i in job.order:
@@ -195,7 +195,7 @@ def runner(job, ns):
                 exec(spec.code(spec.tests[midx], f"<test module {midx}>"), mod.__dict__)
                 modules[midx] = (mod, None)
             except BaseException as e:
-                modules[midx] = (mod, (job.session.taint or (judge.classify(e), judge.describe(e, job.limit))))
+                modules[midx] = (mod, (job.session.taint or (verdicts.classify(e), verdicts.describe(e, job.limit))))
         mod, err = modules[midx]
         if err is not None:
             broken[i] = err
@@ -207,7 +207,7 @@ def runner(job, ns):
         try:
             test = cls(meth)
         except BaseException as e:
-            broken[i] = ("error", judge.describe(e, job.limit))
+            broken[i] = ("error", verdicts.describe(e, job.limit))
             continue
         suite_tests.append(test)
         index[id(test)] = i
@@ -216,7 +216,7 @@ def runner(job, ns):
         for i in job.order:
             if i in broken:
                 job.report(["end", i, broken[i][0], 0.0, broken[i][1], None])
-        result = _Result(judge, job, index, [index[id(t)] for t in suite_tests])
+        result = _Result(verdicts, job, index, [index[id(t)] for t in suite_tests])
         unittest.TestSuite(suite_tests).run(result)
         if not job.session.gone:
             result.flush()
@@ -227,9 +227,9 @@ def runner(job, ns):
 class _Result(unittest.TestResult):
     """Reports each planned test the moment unittest finishes it."""
 
-    def __init__(self, judge, job, index, order):
+    def __init__(self, verdicts, job, index, order):
         super().__init__()
-        self.judge, self.job, self.index = judge, job, index
+        self.verdicts, self.job, self.index = verdicts, job, index
         self.order, self.pos = order, 0  # the suite's tests in run order, and how far it got
         self.current = None
         self.fixture_error = None
@@ -256,11 +256,11 @@ class _Result(unittest.TestResult):
     def _mark(self, test, status, err):
         if self.current is None or self.index.get(id(test)) != self.current[0]:
             if err is not None:  # setUpClass / setUpModule (or their tearDown) failed
-                self.fixture_error = (self.job.session.taint or (status, self.judge.describe(err[1], self.job.limit)))
+                self.fixture_error = (self.job.session.taint or (status, self.verdicts.describe(err[1], self.job.limit)))
             return
         if self.current[1] in (None, "passed"):
             self.current[1] = status
-            self.current[2] = self.judge.describe(err[1], self.job.limit) if err is not None else ""
+            self.current[2] = self.verdicts.describe(err[1], self.job.limit) if err is not None else ""
 
     def _passed(self, test):
         if self.current is not None and self.index.get(id(test)) == self.current[0] and self.current[1] is None:
@@ -291,12 +291,12 @@ class _Result(unittest.TestResult):
 
     def addError(self, test, err):
         super().addError(test, err)
-        self._mark(test, self.judge.classify(err[1]), err)
+        self._mark(test, self.verdicts.classify(err[1]), err)
 
     def addSubTest(self, test, subtest, err):
         super().addSubTest(test, subtest, err)
         if err is not None:
-            self._mark(test, "failed" if issubclass(err[0], AssertionError) else self.judge.classify(err[1]), err)
+            self._mark(test, "failed" if issubclass(err[0], AssertionError) else self.verdicts.classify(err[1]), err)
 
     def addUnexpectedSuccess(self, test):
         super().addUnexpectedSuccess(test)
@@ -314,6 +314,6 @@ class _Result(unittest.TestResult):
             status, detail = "error", "the test did not finish"
         if s.taint:
             status, detail = s.taint
-        self.job.report(["end", i, status, time.perf_counter() - t0, self.judge._excerpt(detail, self.job.limit), None])
+        self.job.report(["end", i, status, time.perf_counter() - t0, self.verdicts.excerpt(detail, self.job.limit), None])
         if s.gone:
             self.stop()

@@ -94,3 +94,13 @@ def test_every_nan_a_frame_holds_is_a_float_of_its_own():
 def test_the_ledger_can_mark_every_status():
     # a test's status is its index in LEDGER_STATUSES plus one: every status a result can hold needs a code
     assert set(STATUSES) <= set(framing.LEDGER_STATUSES) and len(framing.LEDGER_STATUSES) < 255
+
+
+def test_a_status_is_its_string_on_the_wire_and_in_text():
+    assert [s.value for s in STATUSES] == ["passed", "failed", "error", "timeout", "memory", "killed", "syntax",
+                                           "unsupported"]
+    for s in framing.Status:
+        assert s == s.value and hash(s) == hash(s.value) and f"{s}" == str(s) == s.value
+        assert framing.pack({s: [s]}) == framing.pack({s.value: [s.value]})
+        assert json.dumps(s) == json.dumps(s.value)
+    assert framing.LEDGER_STATUSES[-1] == framing.OK and framing.OK not in STATUSES
