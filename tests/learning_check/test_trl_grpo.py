@@ -39,9 +39,6 @@ def test_trl_grpo_loop_runs_and_logs_coderl_components(tmp_path):
         for comp in ("correctness", "format", "all_passed", "no_code", "timeout"):
             assert 0.0 <= r[f"rewards/coderl/{comp}/mean"] <= 1.0
         assert "kl" in r and "completions/mean_length" in r
-    # the dry run's defaults (a warm start long enough to write code) put a non-zero reward in front of the trainer
-    assert sum(r["reward"] for r in steps) > 0, [r["reward"] for r in steps]
-    assert "GRPO reward reaching the trainer, per step:" in p.stdout and "!!! every reward" not in p.stdout
     tb = read_scalars(run / "grpo" / "tensorboard")
     assert {"train/reward", "train/kl", "train/rewards/coderl/all_passed/mean"} <= set(tb)
     assert (run / "grpo" / "model" / "config.json").is_file() and (run / "grpo" / "model" / "tokenizer.json").is_file()
