@@ -224,7 +224,8 @@ class Run:
         total = sum(i.reader.num_rows for i in inputs)
         from tqdm import tqdm
         bar = tqdm(total=total, unit="row", desc="read", disable=not self.progress, file=sys.stderr)
-        self.vbar = tqdm(unit="problem", desc="verify", position=1, file=sys.stderr,
+        # counts rows, as `read` does (a row dropped before verification is done too): a total known up front
+        self.vbar = tqdm(total=total, unit="row", desc="verify", position=1, file=sys.stderr,
                          disable=not (self.progress and a.verify))
         names = writers.file_names(a.output_format)
         binary = names if a.output_format == "verl" else ()
@@ -248,6 +249,7 @@ class Run:
                         if i.file_columns != i.columns and isinstance(row, dict):
                             row = {c: row[fc] for fc, c in zip(i.file_columns, i.columns, strict=True)}
                         self._row(f, row_idx, row, mod)
+                        self.vbar.update(self.stats.rows_read - len(self.pending) - self.vbar.n)
                         if self._full():
                             break
                 except io.DataError as e:
@@ -255,6 +257,7 @@ class Run:
                 if self._full():
                     break
             self._flush()
+            self.vbar.update(self.stats.rows_read - self.vbar.n)
             self.rows.close()
             bar.close()
             self.vbar.close()
@@ -344,7 +347,6 @@ class Run:
                 if rep is not None:
                     line = {"file": str(f), "row": row_idx, "kept": not isinstance(res, str), **rep}
                     self.out[VERIFY_REPORT].write(json.dumps(line, ensure_ascii=False) + "\n")
-            self.vbar.update(len(batch))
             self.vbar.set_postfix(kept=self.verifier.stats["problems_kept"], refresh=False)
         else:
             results = [p for p, _ in batch]

@@ -541,3 +541,34 @@ def test_prompts_over_the_token_budget_are_dropped_or_reported(tmp_path, tokeniz
     rows, stats = read_out(tmp_path / "report")
     assert len(rows) == 40 and "prompt_too_long" not in stats["dropped"] and stats["prompt_tokens"]["over"] == over
     assert f"{over} over {budget}: KEPT" in p.stdout and "PROMPT_MAX_LEN" in p.stdout, p.stdout
+
+
+def test_verify_bar_has_a_total_of_rows(tmp_path):
+    """On a terminal the verify bar counts rows out of the input's total, dropped rows included."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    rows = [{"task_id": i, "text": "Square a number.", "code": "def sq(x):\n    return x * x\n" if i < 3 else None,
+             "test_list": [f"assert sq({i}) == {i * i}"], "test_setup_code": "", "challenge_test_list": []}
+            for i in range(1, 5)]
+    write_parquet(tmp_path / "m" / "mbpp.parquet", rows)
+    main, sub = pty.openpty()
+    fcntl.ioctl(sub, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a new pty is 0 wide: tqdm draws nothing
+    p = subprocess.Popen([sys.executable, str(PREPROCESS), "--input_dir", str(tmp_path / "m"), "--output_dir",
+                          str(tmp_path / "o"), "--verify", "--workers", "1"], stderr=sub, stdout=subprocess.DEVNULL)
+    os.close(sub)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the pty closes with the process
+            break
+        if not chunk:
+            break
+        err += chunk
+    assert p.wait(timeout=120) == 0, err.decode(errors="replace")[-2000:]
+    os.close(main)
+    text = err.decode(errors="replace")
+    assert "verify: 100%" in text and "4/4" in text.split("verify: 100%")[-1].split("\n")[0], text[-2000:]
