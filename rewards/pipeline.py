@@ -34,6 +34,10 @@ from coderl.rewards.sandbox import Job, JobResult, Status
 from coderl.rewards.sandbox.results import CUT_INFRA
 from coderl.rewards.syntax import parses
 
+# What the compile checks the batch's runs left undecided (cut jobs, all-timeout runs) may take after the
+# executor returns, per request; one check started before it ends may take its own bound (syntax.py, ~2.3 s)
+SYNTAX_AFTER_DEADLINE_S = 1.0
+
 log = logging.getLogger("coderl.reward_server")
 
 _UNMATCHED_LOG_LIMIT = 20  # distinct unmatched prompts logged; the metric counts all of them
@@ -175,6 +179,11 @@ class Scorer:
         (code_reward.cut_rewards)."""
         by_pos = dict(zip(positions, results, strict=True))
         out = []
+        # Compile checks of what no run showed compiled come after the deadline: bounded per request, not per
+        # response (one costs up to ~2.3 s at syntax_max_chars), so a request answers within deadline + a few s.
+        # Past the budget a response keeps what its run gave it (a cut: the cut rule; a run: its verdicts).
+        budget_end = time.monotonic() + SYNTAX_AFTER_DEADLINE_S
+        skipped = 0
         for i, p in enumerate(prepared):
             if p.label is None:
                 out.append(unmatched_reward(self.cfg))
@@ -183,12 +192,21 @@ class Scorer:
             res = by_pos.get(i)
             syntax_ok = p.syntax_ok
             if syntax_ok is None:
-                syntax_ok = compiled(res) or parses(p.extracted.code, self.cfg.syntax_max_chars)
+                syntax_ok = compiled(res)
+                if not syntax_ok and res is not None and any(o.status == "syntax" for o in res.outcomes):
+                    pass  # the sandbox compiled it and it failed: no check needed
+                elif not syntax_ok and time.monotonic() < budget_end:
+                    syntax_ok = parses(p.extracted.code, self.cfg.syntax_max_chars)
+                elif not syntax_ok:
+                    syntax_ok, skipped = True, skipped + 1
             cut = ran and (res is None or res.infra in CUT_INFRA)  # the deadline cut it, or the sandbox lost it
             if not syntax_ok:  # scored as code that was never run, as when the check came first
                 ran, res, cut = False, None, False
             out.append(compute_reward(self.cfg, response=p.response, code=p.extracted.code, format_ok=p.format_ok,
                                       syntax_ok=syntax_ok, result=None if cut else res, deadline_missed=cut))
+        if skipped:
+            log.warning("%d compile checks skipped: past the request's %.1f s budget after the batch deadline; their "
+                        "samples keep their run's result", skipped, SYNTAX_AFTER_DEADLINE_S)
         return cut_rewards(self.cfg, out, [id(p.label) if p.label is not None else None for p in prepared])
 
 

@@ -41,6 +41,26 @@ def test_ascore_past_its_deadline_scores_missed_jobs_as_failed():
     assert ran and all(b.status == "deadline" and b.score == 0.0 for b in ran)
 
 
+def test_compile_checks_after_the_deadline_are_bounded_per_request(caplog):
+    """Responses no run showed compiled (here: all cut, none started) are compile-checked after the executor
+    returns: bounded per request (pipeline.SYNTAX_AFTER_DEADLINE_S), not per response; the rest keep their cut."""
+    import time
+
+    from coderl.rewards.pipeline import SYNTAX_AFTER_DEADLINE_S
+    # 43 K characters of nested lambdas: the slowest code to compile per character (syntax.py), ~2 s each
+    # (not naming the entry point: extraction compiles only blocks that may define it, a cost of its own)
+    slow = "".join(f"x{j} = " + "lambda: " * 2_700 + "0\n" for j in range(2))
+    texts = [think(slow + f"# {i}") for i in range(10)]
+    with LocalExecutor(CFG) as ex:
+        t0 = time.monotonic()
+        items = score(Scorer(RewardConfig()), ex, texts, None, [label_json("assert")] * len(texts), deadline_s=0.5)
+        took = time.monotonic() - t0
+    statuses = [b.status for b in items]  # checked: too deeply nested to compile; past the budget: still the cut
+    assert "deadline" in statuses and set(statuses) <= {"deadline", "syntax"}, statuses
+    assert took < 0.5 + SYNTAX_AFTER_DEADLINE_S + 3.5, took  # one check may start before the budget ends
+    assert "compile checks skipped" in caplog.text
+
+
 def test_code_that_parses_but_does_not_compile_earns_no_syntax_component():
     """`return` at module level parses; the sandbox cannot compile it, and neither can the syntax check."""
     _, _, good, _ = PROBLEMS["assert"]
@@ -110,7 +130,7 @@ def test_score_in_process_gets_the_lanes_and_the_deadline(caplog):
         assert [b.status for b in items[:5]] == ["timeout"] * 5
         assert ex.info()["stats"]["slow_lane"] >= 6  # the hangs and the busy one exceeded the probe
         cut = score(scorer, ex, [think(f"{hang}\n# again {i}") for i in range(5)] + [think(good + "\n# again")],
-                    None, labels[:6], deadline_s=0.9)
+                    None, labels[:6], deadline_s=2.5)
     # Cut in the slow lane, after their first run exceeded the probe: that run's verdict, what finishing gave
     # them, never the neutral reward (the right program's here: hanging would beat answering wrong).
     assert [b.status for b in cut] == ["timeout"] * 5 + ["passed"]
