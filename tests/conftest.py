@@ -80,3 +80,23 @@ def _close_cached_backends():
     from coderl.rewards.integrations import backend
 
     backend.close_all()
+
+
+CPU_ADAM_TEST = "test_ds_plan.py::test_cpu_adam_op_builds_and_matches_torch_adamw"
+
+
+def pytest_collection_finish(session):
+    """Start the slowest build of the suite (DeepSpeed's CPU Adam) in the background when its test is selected."""
+    if any(item.nodeid.endswith(CPU_ADAM_TEST) for item in session.items):
+        from tests.launch.test_ds_plan import start_cpu_adam_build
+        start_cpu_adam_build()
+
+
+def pytest_sessionfinish(session):
+    """A build the session started and never waited for (its test deselected by -x or interrupted) ends with it."""
+    mod = sys.modules.get("tests.launch.test_ds_plan")
+    proc = getattr(mod, "_cpu_adam", {}).get("proc") if mod else None
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+        mod._cpu_adam["lock"].unlink(missing_ok=True)
