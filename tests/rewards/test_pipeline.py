@@ -130,7 +130,7 @@ def test_score_in_process_gets_the_lanes_and_the_deadline(caplog):
         assert [b.status for b in items[:5]] == ["timeout"] * 5
         assert ex.info()["stats"]["slow_lane"] >= 6  # the hangs and the busy one exceeded the probe
         cut = score(scorer, ex, [think(f"{hang}\n# again {i}") for i in range(5)] + [think(good + "\n# again")],
-                    None, labels[:6], deadline_s=2.5)
+                    None, labels[:6], deadline_s=0.9)
     # Cut in the slow lane, after their first run exceeded the probe: that run's verdict, what finishing gave
     # them, never the neutral reward (the right program's here: hanging would beat answering wrong).
     assert [b.status for b in cut] == ["timeout"] * 5 + ["passed"]
