@@ -29,10 +29,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
-from coderl.data.schemas import Problem
 from coderl.rewards.labels import Label
 from coderl.rewards.sandbox.inside.formats import REGISTRY
 from coderl.rewards.sandbox.inside.formats.humaneval import is_case
+
+from .schemas import Problem
 
 
 class Verifier:

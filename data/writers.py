@@ -15,8 +15,9 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from coderl.data.io import AtomicOutputs
 from coderl.rewards.labels import TRL_LABEL_COLUMN
+
+from .io import AtomicOutputs
 
 OUTPUT_FORMATS = ("openrlhf", "trl", "verl")
 SPLITS = ("train", "test")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from coderl.launch.ds_plan import GIB, Shape, zero_model_states
+from .ds_plan import GIB, Shape, zero_model_states
 
 BF16 = 2
 FP32 = 4

@@ -27,8 +27,10 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from coderl.launch import mem_plan
-from coderl.launch.ds_plan import (
+from coderl.rewards.version import add_version_flag
+
+from . import mem_plan
+from .ds_plan import (
     GIB,
     DeepSpeedMissing,
     DsConfigError,
@@ -41,7 +43,6 @@ from coderl.launch.ds_plan import (
     resolve_local,
     zero_model_states,
 )
-from coderl.rewards.version import add_version_flag
 
 EXIT_CODES = {
     "usage": 2,

@@ -16,7 +16,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from coderl.learning_check.report import SUMMARY_FILE, _write_atomic, machine, summarize_run
+from .report import SUMMARY_FILE, _write_atomic, machine, summarize_run
 
 VARIANTS = {"group_norm": "adaptive group norm", "std": "std (TRL default, GRPO)", "mean": "mean only (Dr. GRPO)"}
 CURVES = {"train/reward": "training reward", "train/kl": "KL to the reference",

@@ -16,10 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderl.learning_check.near_miss import near_miss, normalized
 from coderl.rewards.errors import DataError
 from coderl.rewards.evaluation.generate import encode_prompts, render_prompts
 from coderl.rewards.prompt_index import load_problems
+
+from .near_miss import near_miss, normalized
 
 
 def response_for(code: str, answer_format: str | None) -> str:

@@ -28,10 +28,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from coderl.learning_check.model import save_model
 from coderl.rewards.config import ConfigError, load_config
 from coderl.rewards.integrations.group_norm import DEFAULT_STD_THRESHOLD
 from coderl.rewards.integrations.trl import make_code_reward, with_component_logs
+
+from .model import save_model
 
 ADVANTAGES = ("group_norm", "std", "mean")
 

@@ -25,8 +25,8 @@ import logging
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
-from coderl.rewards.config import RewardConfig
-from coderl.rewards.sandbox import JobResult, Status
+from .config import RewardConfig
+from .sandbox import JobResult, Status
 
 log = logging.getLogger("coderl.reward_server")
 

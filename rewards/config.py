@@ -16,7 +16,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from coderl.configs import CONFIG_DIR
-from coderl.rewards.extract import AnswerFormat
+
+from .extract import AnswerFormat
 
 DEFAULT_CONFIG_PATH = CONFIG_DIR / "reward.yaml"
 

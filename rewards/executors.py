@@ -34,11 +34,11 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from coderl.rewards.config import SandboxConfig
-from coderl.rewards.result_cache import KEY_BYTES, ResultCache, limits_digest, program_decided, result_key
-from coderl.rewards.sandbox import Job, JobResult, Sandbox, Status, TestOutcome, count_tests
-from coderl.rewards.sandbox.inside.framing import CUT_DETAIL
-from coderl.rewards.sandbox.results import INFRA_CUT, INFRA_LOST, INFRA_PROBE
+from .config import SandboxConfig
+from .result_cache import KEY_BYTES, ResultCache, limits_digest, program_decided, result_key
+from .sandbox import Job, JobResult, Sandbox, Status, TestOutcome, count_tests
+from .sandbox.inside.framing import CUT_DETAIL
+from .sandbox.results import INFRA_CUT, INFRA_LOST, INFRA_PROBE
 
 log = logging.getLogger("coderl.reward_server")
 _LATE_S = 10.0  # how long past the deadline a chunk may take to bring back its cut results (a Ray round trip)

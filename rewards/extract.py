@@ -15,7 +15,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from coderl.rewards.syntax import INLINE_CHARS, MAX_CHARS, binds, parses
+from .syntax import INLINE_CHARS, MAX_CHARS, binds, parses
 
 # ---------------------------------------------------------------------------------------------- code
 

@@ -13,8 +13,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from coderl.rewards.sandbox.inside.formats import NAMES as FORMATS
-from coderl.rewards.sandbox.inside.formats import REGISTRY
+from .sandbox.inside.formats import NAMES as FORMATS
+from .sandbox.inside.formats import REGISTRY
 
 LABEL_VERSION = 1
 # The label's column in TRL datasets. Not "label": TRL (0.14-0.17 at least) reads a prompt + label row as an

@@ -15,7 +15,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from coderl.rewards.code_reward import (
+from .code_reward import (
     COMPONENTS,
     DEADLINE,
     NO_CODE,
@@ -24,7 +24,7 @@ from coderl.rewards.code_reward import (
     UNMATCHED,
     RewardBreakdown,
 )
-from coderl.rewards.result_cache import CacheStats
+from .result_cache import CacheStats
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 90, 120, 150, 180)
 

@@ -24,15 +24,15 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from coderl.rewards.code_reward import RewardBreakdown, compute_reward, cut_rewards, terms, unmatched_reward
-from coderl.rewards.config import RewardConfig
-from coderl.rewards.extract import ANSWER_FORMATS, Extracted, extract_code, format_ok
-from coderl.rewards.labels import Label, LabelError, parse_label
-from coderl.rewards.prompt_index import PromptIndex
-from coderl.rewards.query import normalize, read, split_templated, strip_leading_pads
-from coderl.rewards.sandbox import Job, JobResult, Status
-from coderl.rewards.sandbox.results import CUT_INFRA
-from coderl.rewards.syntax import parses
+from .code_reward import RewardBreakdown, compute_reward, cut_rewards, terms, unmatched_reward
+from .config import RewardConfig
+from .extract import ANSWER_FORMATS, Extracted, extract_code, format_ok
+from .labels import Label, LabelError, parse_label
+from .prompt_index import PromptIndex
+from .query import normalize, read, split_templated, strip_leading_pads
+from .sandbox import Job, JobResult, Status
+from .sandbox.results import CUT_INFRA
+from .syntax import parses
 
 # What the compile checks the batch's runs left undecided (cut jobs, all-timeout runs) may take after the
 # executor returns, per request; one check started before it ends may take its own bound (syntax.py, ~2.3 s)

@@ -23,10 +23,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coderl.rewards.errors import DataError
-from coderl.rewards.extract import ANSWER_FORMATS
-from coderl.rewards.labels import TRL_LABEL_COLUMN, Label, LabelError, parse_label
-from coderl.rewards.query import PREFIX_CHARS, Match, digest, lookup, normalize, pad_pattern, pads_end
+from .errors import DataError
+from .extract import ANSWER_FORMATS
+from .labels import TRL_LABEL_COLUMN, Label, LabelError, parse_label
+from .query import PREFIX_CHARS, Match, digest, lookup, normalize, pad_pattern, pads_end
 
 log = logging.getLogger("coderl.reward_server")
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from coderl.rewards.labels import Label
-    from coderl.rewards.prompt_index import IndexedProblem, PromptIndex
+    from .labels import Label
+    from .prompt_index import IndexedProblem, PromptIndex
 
 # Tokens a tokenizer puts at the end of a response (EOS, end of turn, pads). They are removed only there, and
 # at the start: never by pattern inside the text, where the same characters written as plain text (a comment

@@ -17,8 +17,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
-from coderl.rewards.config import SandboxConfig
-from coderl.rewards.sandbox import STATUSES, Job, JobResult
+from .config import SandboxConfig
+from .sandbox import STATUSES, Job, JobResult
 
 # SandboxConfig fields that cannot change a result: how many workers run jobs, whether identical jobs of a
 # batch run once, and whether each worker keeps to one CPU. Every other field (time, memory, process, file

@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from coderl.rewards.version import add_version_flag
+from .version import add_version_flag
 
 # What the plot draws, one panel each, in this order (keys of a log line).
 PLOTTED = ("reward", "score", "correctness", "format", "syntax", "length", "unmatched", "no_code", "timeout",

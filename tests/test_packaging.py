@@ -121,16 +121,20 @@ def test_benchmarks_do_not_import_the_test_suite():
 
 
 def _imports(folder: str) -> dict[str, set[str]]:
-    """The project modules each module under folder/ imports (absolute `coderl.` names), read with ast."""
+    """The project modules each module under folder/ imports (`coderl.` names, relative ones resolved), read with ast."""
     found = {}
     for p in (REPO_ROOT / folder).rglob("*.py"):
+        rel = p.relative_to(REPO_ROOT)
+        package = ["coderl", *rel.parts[:-1]]  # the package a relative import starts from
         names = set()
         for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 names.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names.update([node.module, *(f"{node.module}.{a.name}" for a in node.names)])
-        found[str(p.relative_to(REPO_ROOT))] = {n for n in names if n.startswith("coderl.")}
+            elif isinstance(node, ast.ImportFrom):
+                base = package[:len(package) - node.level + 1] if node.level else []
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                names.update([module, *(f"{module}.{a.name}" for a in node.names)])
+        found[str(rel)] = {n for n in names if n.startswith("coderl.")}
     return found
 
 

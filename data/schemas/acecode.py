@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Problem, RowContext, Skip, str_list, text
-from coderl.data.schemas.cells import fenced_code
-from coderl.data.schemas.mbpp import _first_call
+from .. import prompting
+from . import CellError, Problem, RowContext, Skip, str_list, text
+from .cells import fenced_code
+from .mbpp import _first_call
 
 NAME = "acecode"
 SOURCE = "AceCode-87K"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Problem, RowContext, Skip, json_cell, text
+from .. import prompting
+from . import CellError, Problem, RowContext, Skip, json_cell, text
 
 NAME = "apps_taco"
 SOURCE = "apps_taco"

@@ -6,7 +6,7 @@ import ast
 import json
 from typing import Any
 
-from coderl.data.schemas import CellError
+from . import CellError
 
 _NO_VALUE = object()
 

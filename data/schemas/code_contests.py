@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Problem, RowContext, Skip, text
-from coderl.data.schemas.apps_taco import io_tests
+from .. import prompting
+from . import CellError, Problem, RowContext, Skip, text
+from .apps_taco import io_tests
 
 NAME = "code_contests"
 SOURCE = "code_contests"

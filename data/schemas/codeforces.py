@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Problem, RowContext, Skip, text
+from .. import prompting
+from . import CellError, Problem, RowContext, Skip, text
 
 NAME = "codeforces"
 SOURCE = "open-r1/codeforces"

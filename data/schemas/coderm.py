@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Problem, RowContext, Skip, json_cell, text
+from .. import prompting
+from . import CellError, Problem, RowContext, Skip, json_cell, text
 
 NAME = "coderm"
 SOURCE = "CodeRM-UnitTest"

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Problem, RowContext, json_cell, text
-from coderl.data.schemas.testcases import from_spec, python_reference
+from .. import prompting
+from . import CellError, Problem, RowContext, json_cell, text
+from .testcases import from_spec, python_reference
 
 NAME = "deepcoder"
 SOURCE = "deepcoder"

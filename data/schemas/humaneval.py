@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Problem, RowContext, text
+from .. import prompting
+from . import CellError, Problem, RowContext, text
 
 NAME = "humaneval"
 SOURCE = "humaneval"

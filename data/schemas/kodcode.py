@@ -5,8 +5,8 @@ declarations (the prompt's signature when the solution does not give one)."""
 
 from __future__ import annotations
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Problem, RowContext, Skip, text
+from .. import prompting
+from . import CellError, Problem, RowContext, Skip, text
 
 NAME = "kodcode"
 SOURCE = "KodCode"

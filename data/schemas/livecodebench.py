@@ -9,9 +9,9 @@ whose skeleton is `starter_code`), each input line one JSON argument, the output
 
 from __future__ import annotations
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Problem, RowContext, json_cell, text
-from coderl.data.schemas.testcases import from_spec, lcb_private_tests
+from .. import prompting
+from . import CellError, Problem, RowContext, json_cell, text
+from .testcases import from_spec, lcb_private_tests
 
 NAME = "livecodebench"
 SOURCE = "livecodebench"

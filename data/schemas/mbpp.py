@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 
-from coderl.data import prompting
-from coderl.data.schemas import Problem, RowContext, Skip, str_list, text
+from .. import prompting
+from . import Problem, RowContext, Skip, str_list, text
 
 NAME = "mbpp"
 SOURCE = "mbpp"

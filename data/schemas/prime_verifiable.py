@@ -9,10 +9,10 @@ genesys's CodeVerifier does (`method(*args)`).
 
 from __future__ import annotations
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Problem, RowContext, Skip, text
-from coderl.data.schemas.apps_taco import io_tests
-from coderl.data.schemas.cells import fenced_code, literal, maybe_literal
+from .. import prompting
+from . import CellError, Problem, RowContext, Skip, text
+from .apps_taco import io_tests
+from .cells import fenced_code, literal, maybe_literal
 
 NAME = "prime_verifiable"
 SOURCE = "verifiable-coding-problems"

@@ -7,10 +7,10 @@ the ones rStar-Coder's mutual verification agreed on. `seed_testcase` shares the
 
 from __future__ import annotations
 
-from coderl.data import prompting
-from coderl.data.schemas import Problem, RowContext, Skip, text
-from coderl.data.schemas.apps_taco import io_tests
-from coderl.data.schemas.cells import literal
+from .. import prompting
+from . import Problem, RowContext, Skip, text
+from .apps_taco import io_tests
+from .cells import literal
 
 NAME = "rstar_coder"
 SOURCE = "rStar-Coder"

@@ -14,9 +14,9 @@ import re
 import zlib
 from typing import Any
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Skip
-from coderl.data.schemas.apps_taco import io_tests
+from .. import prompting
+from . import CellError, Skip
+from .apps_taco import io_tests
 
 _FENCE = re.compile(r"^\s*```[\w+-]*[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
 

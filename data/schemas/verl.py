@@ -10,9 +10,9 @@ import ast
 import json
 from typing import Any
 
-from coderl.data import prompting
-from coderl.data.schemas import CellError, Problem, RowContext, Skip, text
-from coderl.data.schemas.testcases import from_spec
+from .. import prompting
+from . import CellError, Problem, RowContext, Skip, text
+from .testcases import from_spec
 
 NAME = "verl"
 SOURCE = "verl"

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from coderl.data.synthetic.primitives import BY_NAME, DOMAIN_WORDS, DOMAINS, PRIMITIVES, random_input
+from .primitives import BY_NAME, DOMAIN_WORDS, DOMAINS, PRIMITIVES, random_input
 
 MAX_DIFFICULTY = 6
 

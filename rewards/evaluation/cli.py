@@ -22,22 +22,22 @@ import sys
 import time
 from pathlib import Path
 
-from coderl.rewards.config import ConfigError, add_cli_flags, apply_cli_overrides, load_config
-from coderl.rewards.errors import DataError
-from coderl.rewards.evaluation.compare import compare, load_run
-from coderl.rewards.evaluation.generate import BACKENDS, SamplingConfig, generate
-from coderl.rewards.evaluation.passk import parse_ks
-from coderl.rewards.evaluation.report import RESULTS_FILE, SUMMARY_FILE, summarize, table, write_outputs
-from coderl.rewards.evaluation.samples import SAMPLES_FILE, Sample, read_samples, write_samples
-from coderl.rewards.evaluation.score import (
+from ..config import ConfigError, add_cli_flags, apply_cli_overrides, load_config
+from ..errors import DataError
+from ..executors import LocalExecutor
+from ..version import add_version_flag
+from .compare import compare, load_run
+from .generate import BACKENDS, SamplingConfig, generate
+from .passk import parse_ks
+from .report import RESULTS_FILE, SUMMARY_FILE, summarize, table, write_outputs
+from .samples import SAMPLES_FILE, Sample, read_samples, write_samples
+from .score import (
     COMPLETION_FORMATS,
     check_completion_format,
     completion_format_hint,
     score,
 )
-from coderl.rewards.evaluation.tasks import load_tasks, split_note
-from coderl.rewards.executors import LocalExecutor
-from coderl.rewards.version import add_version_flag
+from .tasks import load_tasks, split_note
 
 log = logging.getLogger("coderl.evaluate")
 

@@ -6,9 +6,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderl.rewards.errors import DataError
-from coderl.rewards.evaluation.report import RESULTS_FILE, SUMMARY_FILE, pass_keys
-from coderl.rewards.evaluation.score import UNKNOWN_TASK
+from ..errors import DataError
+from .report import RESULTS_FILE, SUMMARY_FILE, pass_keys
+from .score import UNKNOWN_TASK
 
 _MAX_FLIPS = 50  # per direction; the rest are counted
 

@@ -7,10 +7,10 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from coderl.rewards.atomic_outputs import AtomicOutputs
-from coderl.rewards.evaluation.passk import mean_pass_at_k
-from coderl.rewards.evaluation.score import UNKNOWN_TASK, SampleResult, buckets, per_task_counts
-from coderl.rewards.evaluation.tasks import Tasks
+from ..atomic_outputs import AtomicOutputs
+from .passk import mean_pass_at_k
+from .score import UNKNOWN_TASK, SampleResult, buckets, per_task_counts
+from .tasks import Tasks
 
 RESULTS_FILE, SUMMARY_FILE = "results.jsonl", "summary.json"
 _SHOW_IDS = 5  # task ids named in the table per list (summary.json has them all)

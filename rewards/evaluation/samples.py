@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderl.rewards.atomic_outputs import AtomicOutputs
-from coderl.rewards.errors import DataError
+from ..atomic_outputs import AtomicOutputs
+from ..errors import DataError
 
 SAMPLES_FILE = "samples.jsonl"
 

@@ -13,15 +13,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from coderl.rewards.code_reward import NO_CODE, RewardBreakdown
-from coderl.rewards.config import RewardConfig
-from coderl.rewards.errors import DataError
-from coderl.rewards.evaluation.samples import Sample
-from coderl.rewards.evaluation.tasks import Tasks
-from coderl.rewards.executors import BaseExecutor
-from coderl.rewards.extract import Extracted, parses
-from coderl.rewards.pipeline import Prepared, Scorer
-from coderl.rewards.sandbox import STATUSES, JobResult, Status, count_tests
+from ..code_reward import NO_CODE, RewardBreakdown
+from ..config import RewardConfig
+from ..errors import DataError
+from ..executors import BaseExecutor
+from ..extract import Extracted, parses
+from ..pipeline import Prepared, Scorer
+from ..sandbox import STATUSES, JobResult, Status, count_tests
+from .samples import Sample
+from .tasks import Tasks
 
 COMPLETION_FORMATS = ("response", "humaneval")
 # Sandbox test statuses -> the buckets an evaluation reports. memory and killed (resource limit, signal,

@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderl.rewards.errors import DataError
-from coderl.rewards.prompt_index import IndexedProblem, load_problems
+from ..errors import DataError
+from ..prompt_index import IndexedProblem, load_problems
 
 
 @dataclass(frozen=True)

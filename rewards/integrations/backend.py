@@ -28,12 +28,12 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 from pydantic import ValidationError
 
-from coderl.rewards.api import RewardRequest, RewardResponse
-from coderl.rewards.code_reward import openrlhf_answer
-from coderl.rewards.config import CoderlConfig, load_config
-from coderl.rewards.executors import BaseExecutor, make_executor
-from coderl.rewards.pipeline import Scorer, ascore
-from coderl.rewards.prompt_index import PromptIndex
+from ..api import RewardRequest, RewardResponse
+from ..code_reward import openrlhf_answer
+from ..config import CoderlConfig, load_config
+from ..executors import BaseExecutor, make_executor
+from ..pipeline import Scorer, ascore
+from ..prompt_index import PromptIndex
 
 log = logging.getLogger("coderl.integrations")
 

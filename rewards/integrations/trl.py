@@ -27,9 +27,9 @@ import asyncio
 import json
 from collections.abc import Sequence
 
-from coderl.rewards.api import RewardResponse
-from coderl.rewards.integrations.backend import get_backend
-from coderl.rewards.labels import TRL_LABEL_COLUMN
+from ..api import RewardResponse
+from ..labels import TRL_LABEL_COLUMN
+from .backend import get_backend
 
 TRL_CALL_KWARGS = ("completion_ids", "trainer_state", "log_extra", "log_metric", "environments")  # not columns
 REASONING_FIELDS = ("reasoning_content", "thinking")  # where TRL's response parsers put the <think> block
@@ -141,7 +141,7 @@ def with_component_logs(reward: CodeReward) -> tuple[list, list[float]]:
         funcs, weights = with_component_logs(make_code_reward())
         GRPOTrainer(reward_funcs=funcs, args=GRPOConfig(reward_weights=weights, ...), ...)
     """
-    from coderl.rewards.code_reward import extra_logs
+    from ..code_reward import extra_logs
 
     comps = [ComponentLog(reward, key) for key in extra_logs([])]
     return [reward, *comps], [1.0] + [0.0] * len(comps)
@@ -176,7 +176,7 @@ def group_norm_trainer(base):
     divides each group whose std >= group_norm_std_threshold by std + group_norm_eps, keeps its own slice, and
     logs group_norm_fallback_frac / group_norm_all_equal_frac per step (train/<name> in TRL's logs).
     """
-    from coderl.rewards.integrations.group_norm import (
+    from .group_norm import (
         ALL_EQUAL_METRIC,
         DEFAULT_EPS,
         DEFAULT_STD_THRESHOLD,

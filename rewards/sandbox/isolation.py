@@ -307,7 +307,7 @@ def resolve_mode(requested: str, tmp_mb: int = 16, quiet: bool = False) -> tuple
 
 def isolation_info(config=None) -> dict:
     """What isolation is available here (mode, bwrap path/version, uid, limits, warnings)."""
-    from coderl.rewards.config import SandboxConfig
+    from ..config import SandboxConfig
     config = config or SandboxConfig()
     try:
         mode, warnings = resolve_mode(config.isolation, config.tmp_size_mb, quiet=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from coderl.rewards.sandbox.inside.formats import REGISTRY
-from coderl.rewards.sandbox.inside.formats.humaneval import is_case  # noqa: F401  (what one check() case is)
+from .inside.formats import REGISTRY
+from .inside.formats.humaneval import is_case  # noqa: F401  (what one check() case is)
 
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 4096

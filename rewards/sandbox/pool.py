@@ -46,12 +46,12 @@ from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import replace
 
-from coderl.rewards.config import SandboxConfig
-from coderl.rewards.sandbox import cgroups, isolation
-from coderl.rewards.sandbox.inside.formats import REGISTRY as FORMATS
-from coderl.rewards.sandbox.inside.framing import CUT_DETAIL, OK, SPEC_CACHE
-from coderl.rewards.sandbox.plan import plan
-from coderl.rewards.sandbox.results import (
+from ..config import SandboxConfig
+from . import cgroups, isolation
+from .inside.formats import REGISTRY as FORMATS
+from .inside.framing import CUT_DETAIL, OK, SPEC_CACHE
+from .plan import plan
+from .results import (
     INFRA_CUT,
     INFRA_LOST,
     INFRA_PROBE,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from coderl.rewards.labels import Label
-from coderl.rewards.sandbox.inside import framing
+from ..labels import Label
+from .inside import framing
 
 # Per-test statuses (defined where the sandbox's inside reports them). "syntax" = the program (or a
 # test) does not compile; "memory" = hit the address-space limit; "killed" = the program's process died by a
