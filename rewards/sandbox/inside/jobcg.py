@@ -10,11 +10,8 @@ the worker sums /proc instead (hygiene.py). A mixin of worker.Worker. stdlib onl
 """
 
 import os
-import time
 
 from .clock import MemoryWatch
-
-_MEM_EVERY_S = 0.05  # one read of the cgroup's OOM counter: a few µs
 
 
 def join(fds):
@@ -78,26 +75,16 @@ class Cgroup:
                     pass
 
 
-class OomWatch:
-    """MemoryWatch's interface over the cgroup: the kernel bounds the job's memory; this notices its OOM kills
-    (of the candidate, or of a child the program would survive) every _MEM_EVERY_S."""
-    __slots__ = ("cg", "base", "due")
+class OomWatch(MemoryWatch):
+    """MemoryWatch over the cgroup's OOM-kill count: the kernel bounds the job's memory; this notices its kills (of
+    the candidate, or of a child the program would survive) at MemoryWatch's pace."""
+    __slots__ = ()
 
     def __init__(self, cg):
-        self.cg, self.base = cg, cg.ooms()
-        self.due = time.monotonic() + _MEM_EVERY_S
-
-    def left(self, now):
-        return max(self.due - now, 0.0)
-
-    def over(self, now):
-        if now < self.due:
-            return False
-        self.due = now + _MEM_EVERY_S
-        return self.killed()
+        super().__init__(cg.ooms(), cg.ooms)
 
     def killed(self):
-        return self.cg.ooms() > self.base
+        return self.read() > self.limit
 
 
 class JobAccounting:
