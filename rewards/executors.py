@@ -317,6 +317,11 @@ class BaseExecutor:
         outs.update(zip(lent, got, strict=True))
         if progress is not None and lent:
             progress(sum(len(todo[k]) for k in lent))
+        self.last_stats = self._account(todo, outs, results, jobs, lent, reran, deadline_s, t0, before)
+        return results
+
+    def _account(self, todo, outs, results, jobs, lent, reran, deadline_s, t0, before) -> dict:
+        """Put each key's result at every index that asked for it; the batch's stats, its cuts and losses logged."""
         missed = cut = probed = infra = shared = lost = 0
         for k, idx in todo.items():
             res = outs[k]
@@ -353,8 +358,7 @@ class BaseExecutor:
             stats.update(result_cache_misses=after.misses - before.misses,
                          result_cache_evictions=after.evictions - before.evictions,
                          result_cache_entries=after.entries, result_cache_mb=round(after.bytes / 2**20, 2))
-        self.last_stats = stats
-        return results
+        return stats
 
     async def _admitted(self, batch: object, jobs: list[Job], deadline: float) -> list[JobResult]:
         """A chunk's results: run when FairShare admits it, until the batch deadline (a monotonic time); cut

@@ -37,6 +37,19 @@ def _user_message(prompt: Any) -> str:
 
 def _ground_truth(row: dict) -> tuple[str, list, str | None, str]:
     """(format, tests, fn_name, setup_code) of the row's reward_model.ground_truth."""
+    field = "reward_model.ground_truth"
+    gt = _decoded_ground_truth(row, field)
+    found = _from_struct(gt, field) if isinstance(gt, dict) else _from_list_or_text(gt, field)
+    if found is not None:
+        return found
+    raise CellError(field, "cannot detect the test format (known: {inputs, outputs[, fn_name]}, a list of "
+                           "{input, output} tests, {functional}, {pytest}, a list of assert statements, a unittest "
+                           "module); a row whose `ability` is not code is skipped by itself; to skip and count "
+                           "rows like this one, run with --on_error skip")
+
+
+def _decoded_ground_truth(row: dict, field: str):
+    """reward_model.ground_truth as data: a JSON string decoded, plain text (maybe a test program) kept."""
     rm = row.get("reward_model")
     if rm is None:
         raise CellError("reward_model", "is null")
@@ -48,25 +61,33 @@ def _ground_truth(row: dict) -> tuple[str, list, str | None, str]:
     if not isinstance(rm, dict):
         raise CellError("reward_model", f"expected a struct with 'ground_truth', got {type(rm).__name__}")
     gt = rm.get("ground_truth")
-    field = "reward_model.ground_truth"
     if gt is None or (isinstance(gt, str) and not gt.strip()):
         raise CellError(field, "is null or empty")
     if isinstance(gt, str):
         try:
-            gt = json.loads(gt)
+            return json.loads(gt)
         except json.JSONDecodeError:
-            pass  # plain text: maybe a test program, checked below
-    if isinstance(gt, dict):
-        if "functional" in gt:  # code-r1: a program run after the solution; it passes when it raises nothing
-            return "assert", [_program(gt["functional"], f"{field}.functional")], None, ""
-        if "pytest" in gt:  # code-r1's KodCode rows: a pytest file importing the program as `solution`
-            return "pytest", [_program(gt["pytest"], f"{field}.pytest")], None, ""
-        if "import_prefix" in gt and "test_code" in gt and "entry_point" in gt:
-            return _check_lines(gt, field)
-        if "question_id" in gt and "inputs" not in gt:  # Skywork-OR1's LiveCodeBench rows: tests kept elsewhere
-            raise Skip("tests_not_in_file")
-        if "inputs" in gt and "outputs" in gt:
-            return from_spec(gt, field)
+            pass  # plain text: maybe a test program, checked by _from_list_or_text
+    return gt
+
+
+def _from_struct(gt: dict, field: str) -> tuple[str, list, str | None, str] | None:
+    """A struct ground truth: code-r1's {functional}/{pytest}, Skywork's check() rows, TACO-style test specs."""
+    if "functional" in gt:  # code-r1: a program run after the solution; it passes when it raises nothing
+        return "assert", [_program(gt["functional"], f"{field}.functional")], None, ""
+    if "pytest" in gt:  # code-r1's KodCode rows: a pytest file importing the program as `solution`
+        return "pytest", [_program(gt["pytest"], f"{field}.pytest")], None, ""
+    if "import_prefix" in gt and "test_code" in gt and "entry_point" in gt:
+        return _check_lines(gt, field)
+    if "question_id" in gt and "inputs" not in gt:  # Skywork-OR1's LiveCodeBench rows: tests kept elsewhere
+        raise Skip("tests_not_in_file")
+    if "inputs" in gt and "outputs" in gt:
+        return from_spec(gt, field)
+    return None
+
+
+def _from_list_or_text(gt, field: str) -> tuple[str, list, str | None, str] | None:
+    """A list of tests (rllm's DeepCoder specs, assert statements) or a test program's text."""
     if isinstance(gt, list) and gt and all(isinstance(t, dict) for t in gt):  # rllm's DeepCoder files
         return from_spec(gt, field)
     if isinstance(gt, list) and gt and all(isinstance(t, str) and t.lstrip().startswith("assert") for t in gt):
@@ -77,10 +98,7 @@ def _ground_truth(row: dict) -> tuple[str, list, str | None, str]:
         return "pytest", [gt], None, ""
     if isinstance(gt, str) and _asserts(gt):  # a test program run after the solution (rllm's humanevalplus)
         return "assert", [gt], None, ""
-    raise CellError(field, "cannot detect the test format (known: {inputs, outputs[, fn_name]}, a list of "
-                           "{input, output} tests, {functional}, {pytest}, a list of assert statements, a unittest "
-                           "module); a row whose `ability` is not code is skipped by itself; to skip and count "
-                           "rows like this one, run with --on_error skip")
+    return None
 
 
 CODE_ABILITIES = ("code", "coding")
