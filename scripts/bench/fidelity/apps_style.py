@@ -22,7 +22,7 @@ import json
 
 from coderl.data.schemas import RowContext, apps_taco
 from coderl.rewards.labels import Label
-from scripts.bench.fidelity.corpus import Program, numbered, written_items
+from scripts.bench.fidelity.corpus import Program, family_programs
 from scripts.bench.fidelity.tasks import load
 
 # Tasks (data/apps.yaml): name, question, code, io (APPS input_output: inputs, outputs, fn_name for call),
@@ -44,11 +44,4 @@ def label(row: dict, index: int) -> Label:
 
 def programs(seed: int = 0, every: int = 1, mutants: int = 2) -> list[Program]:
     """Every program of the family (every N-th task); the reference reads the raw `input_output`."""
-    out = []
-    for i, (t, row) in enumerate(zip(TASKS, rows(), strict=True)):
-        if i % every:
-            continue
-        tid = row["problem_id"]
-        items = written_items(tid, t, seed, mutants)
-        out += numbered(tid, items, label(row, i), {"apps": t["io"]})
-    return out
+    return family_programs(TASKS, rows(), "problem_id", label, seed, every, mutants, lambda t: {"apps": t["io"]})

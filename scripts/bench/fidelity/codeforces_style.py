@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from coderl.data.schemas import RowContext, codeforces
 from coderl.rewards.labels import Label
-from scripts.bench.fidelity.corpus import Program, numbered, written_items
+from scripts.bench.fidelity.corpus import Program, family_programs
 from scripts.bench.fidelity.tasks import load
 
 # Tasks (data/codeforces.yaml): name, description, checker, tests ({input, output}: the jury's answers), code,
@@ -36,11 +36,4 @@ def label(row: dict, index: int) -> Label:
 
 def programs(seed: int = 0, every: int = 1, mutants: int = 3) -> list[Program]:
     """Every program of the family (every N-th task); the reference reads the raw tests and checker."""
-    out = []
-    for i, (t, row) in enumerate(zip(TASKS, rows(), strict=True)):
-        if i % every:
-            continue
-        tid = row["id"]
-        out += numbered(tid, written_items(tid, t, seed, mutants), label(row, i),
-                        {"checker": t["checker"], "tests": t["tests"]})
-    return out
+    return family_programs(TASKS, rows(), "id", label, seed, every, mutants, lambda t: {"checker": t["checker"], "tests": t["tests"]})

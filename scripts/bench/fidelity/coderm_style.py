@@ -27,7 +27,7 @@ import json
 
 from coderl.data.schemas import RowContext, coderm
 from coderl.rewards.labels import Label
-from scripts.bench.fidelity.corpus import Program, numbered, written_items
+from scripts.bench.fidelity.corpus import Program, family_programs
 from scripts.bench.fidelity.tasks import load
 
 # Tasks (data/coderm.yaml): kind (function / class / script), name, question, code (the reference program),
@@ -50,14 +50,7 @@ def label(row: dict, index: int) -> Label:
 
 def programs(seed: int = 0, every: int = 1, mutants: int = 2) -> list[Program]:
     """Every program of the family (every N-th task), each with its task's label."""
-    out = []
-    for i, (t, row) in enumerate(zip(TASKS, rows(), strict=True)):
-        if i % every:
-            continue
-        tid = row["task_id"]
-        items = written_items(tid, t, seed, mutants)
-        out += numbered(tid, items, label(row, i))
-    return out
+    return family_programs(TASKS, rows(), "task_id", label, seed, every, mutants)
 
 
 def kinds() -> dict[str, int]:

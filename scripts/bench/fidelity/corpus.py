@@ -318,6 +318,19 @@ def written_items(tid: str, task: dict, seed: int, mutants: int) -> list[tuple[s
     return items + ast_mutants(ast.parse(task["code"]), lambda kind: random.Random(f"{seed}:{tid}:{kind}"), mutants)
 
 
+def family_programs(tasks: list[dict], rows: list[dict], id_key: str, label, seed: int, every: int, mutants: int,
+                    reference=lambda task: None) -> list[Program]:
+    """A written family's programs (every N-th task): each task's written items numbered with its row's label
+    (`label(row, index)`) and the reference data its own harness reads (`reference(task)`)."""
+    out = []
+    for i, (t, row) in enumerate(zip(tasks, rows, strict=True)):
+        if i % every:
+            continue
+        tid = row[id_key]
+        out += numbered(tid, written_items(tid, t, seed, mutants), label(row, i), reference(t))
+    return out
+
+
 def dedent(src: str) -> str:
     """A program or test written indented in a triple-quoted string, as its file would hold it."""
     return textwrap.dedent(src).strip("\n") + "\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from coderl.data.schemas import RowContext, kodcode
 from coderl.rewards.labels import Label
-from scripts.bench.fidelity.corpus import Program, numbered, written_items
+from scripts.bench.fidelity.corpus import Program, family_programs
 from scripts.bench.fidelity.tasks import load
 
 # Tasks (data/kodcode.yaml): name, question, functions (test_info's names), code (the solution), test (the pytest
@@ -35,10 +35,4 @@ def label(row: dict, index: int) -> Label:
 
 def programs(seed: int = 0, every: int = 1, mutants: int = 3) -> list[Program]:
     """Every program of the family (every N-th task), each with its task's label."""
-    out = []
-    for i, (t, row) in enumerate(zip(TASKS, rows(), strict=True)):
-        if i % every:
-            continue
-        tid = row["question_id"]
-        out += numbered(tid, written_items(tid, t, seed, mutants), label(row, i))
-    return out
+    return family_programs(TASKS, rows(), "question_id", label, seed, every, mutants)

@@ -21,7 +21,7 @@ import zlib
 
 from coderl.data.schemas import RowContext, livecodebench
 from coderl.rewards.labels import Label
-from scripts.bench.fidelity.corpus import Program, numbered, written_items
+from scripts.bench.fidelity.corpus import Program, family_programs
 from scripts.bench.fidelity.tasks import load
 
 # Tasks (data/livecodebench.yaml): name, platform, question, func_name and starter (functional problems), tests
@@ -63,10 +63,4 @@ def label(row: dict, index: int) -> Label:
 
 def programs(seed: int = 0, every: int = 1, mutants: int = 3) -> list[Program]:
     """Every program of the family (every N-th task); the reference reads lcb_runner's sample of the raw row."""
-    out = []
-    for i, (t, row) in enumerate(zip(TASKS, rows(), strict=True)):
-        if i % every:
-            continue
-        tid = row["question_id"]
-        out += numbered(tid, written_items(tid, t, seed, mutants), label(row, i), {"lcb": sample(t)})
-    return out
+    return family_programs(TASKS, rows(), "question_id", label, seed, every, mutants, lambda t: {"lcb": sample(t)})
