@@ -93,10 +93,7 @@ def pytest_collection_finish(session):
 
 
 def pytest_sessionfinish(session):
-    """A build the session started and never waited for (its test deselected by -x or interrupted) ends with it."""
+    """A CPU-Adam build the session started ends with it."""
     mod = sys.modules.get("tests.launch.test_ds_plan")
-    proc = getattr(mod, "_cpu_adam", {}).get("proc") if mod else None
-    if proc is not None and proc.poll() is None:
-        proc.kill()
-        proc.wait()
-        mod._cpu_adam["lock"].unlink(missing_ok=True)
+    if mod is not None:
+        mod.stop_cpu_adam_build()

@@ -193,6 +193,15 @@ def start_cpu_adam_build() -> None:
         [sys.executable, "-c", CPU_ADAM_PROBE], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
 
 
+def stop_cpu_adam_build() -> None:
+    """End a build the session started and never waited for (its test deselected by -x, or interrupted)."""
+    proc = _cpu_adam.get("proc")
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+        _cpu_adam["lock"].unlink(missing_ok=True)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_cpu_adam_op_builds_and_matches_torch_adamw():
