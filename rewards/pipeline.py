@@ -32,11 +32,15 @@ from .prompt_index import PromptIndex
 from .query import normalize, read, split_templated, strip_leading_pads
 from .sandbox import Job, JobResult, Status
 from .sandbox.results import CUT_INFRA
-from .syntax import parses
+from .syntax import OutOfTime, parses
 
 # What the compile checks the batch's runs left undecided (cut jobs, all-timeout runs) may take after the
-# executor returns, per request; one check started before it ends may take its own bound (syntax.py, ~2.3 s)
+# executor returns (after the deadline, when it returns later), per request; a check still compiling then is
+# abandoned (syntax.OutOfTime).
 SYNTAX_AFTER_DEADLINE_S = 1.0
+# How long past the deadline the queries not yet prepared are still looked up (no extraction: they are cut), so
+# that the cut rule knows their prompt; the rest are cut without a prompt (the cut rule's cut_reward).
+LOOKUP_AFTER_DEADLINE_S = 0.5
 
 log = logging.getLogger("coderl.reward_server")
 
@@ -56,11 +60,13 @@ class Prepared:
     extracted: Extracted
     format_ok: bool
     syntax_ok: bool | None  # None: not checked yet; Scorer.finish decides it, from the run when it can
-    how: str  # "label", a template name, "prefix" or "unmatched"
+    how: str  # "label", a template name, "prefix", "unmatched" or "cut"
+    cut: bool = False  # the request's deadline passed before its code was chosen: the cut rule's reward, no run
 
     @property
     def runnable(self) -> bool:
-        return self.label is not None and self.extracted.code is not None and self.syntax_ok is not False
+        return (self.label is not None and self.extracted.code is not None and self.syntax_ok is not False
+                and not self.cut)
 
 
 def _name_prompt(text: str) -> str:
@@ -124,17 +130,23 @@ class Scorer:
                     else "")
 
     def prepare_one(self, query: str, prompt: str | None = None, label: str | None = None,
-                    check_syntax: bool = True) -> Prepared:
+                    check_syntax: bool = True, until: float | None = None) -> Prepared:
         """Find the problem and the response (query.read) and extract the code. Never raises.
 
-        check_syntax=False leaves syntax_ok None for finish() to decide.
+        check_syntax=False leaves syntax_ok None for finish() to decide. until (a time.monotonic() instant: the
+        request's deadline) bounds the compiling extraction does: a query whose code is not chosen by then is cut.
         """
         lab = self._parse_label(label) if isinstance(label, str) and label.strip() else None
         lab, response, how = read(query, prompt, lab, self.index)
         if lab is None:
             self._note_unmatched(query)
             return Prepared(None, "", Extracted(None, "none"), False, False, "unmatched")
-        extracted = extract_code(response, lab.entry_point, self.cfg.syntax_max_chars)
+        if until is not None and time.monotonic() >= until:
+            return Prepared(lab, response, Extracted(None, "cut"), False, False, how, cut=True)
+        try:
+            extracted = extract_code(response, lab.entry_point, self.cfg.syntax_max_chars, until)
+        except OutOfTime:
+            return Prepared(lab, response, Extracted(None, "cut"), False, False, how, cut=True)
         fmt = lab.extra.get("answer_format") if isinstance(lab.extra, dict) else None
         if fmt not in ANSWER_FORMATS:
             fmt = self.cfg.answer_format
@@ -143,22 +155,31 @@ class Scorer:
             syntax = extracted.code is not None
         elif len(extracted.code) > self.cfg.syntax_max_chars:  # never run: the bound is cheap to apply first
             syntax = False
+        elif not check_syntax:
+            syntax = None
         else:
-            syntax = parses(extracted.code, self.cfg.syntax_max_chars) if check_syntax else None
+            try:
+                syntax = parses(extracted.code, self.cfg.syntax_max_chars, until)
+            except OutOfTime:
+                return Prepared(lab, response, Extracted(None, "cut"), False, False, how, cut=True)
         return Prepared(lab, response, extracted, format_ok(response, fmt, extracted), syntax, how)
 
     def prepare(self, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
-                labels: Sequence[str | None] | None = None) -> list[Prepared]:
+                labels: Sequence[str | None] | None = None, until: float | None = None) -> list[Prepared]:
         """prepare_one over a batch (prompts/labels may be None or lists of the same length), the syntax check
         left to finish(): the sandbox compiles every program it runs anyway, and parsing each one here too
-        was the largest share of the server's own time per job."""
+        was the largest share of the server's own time per job. Past until (the request's deadline) queries are
+        only looked up, and cut; LOOKUP_AFTER_DEADLINE_S later not even that."""
         out = []
         for i, q in enumerate(queries):
             if i % 8 == 7:  # lets a dispatcher thread waiting for the GIL run within ~0.5 ms, not the 5 ms switch interval
                 time.sleep(0)
+            if until is not None and time.monotonic() >= until + LOOKUP_AFTER_DEADLINE_S:
+                out.append(Prepared(None, "", Extracted(None, "cut"), False, False, "cut", cut=True))
+                continue
             try:
                 out.append(self.prepare_one(q, prompts[i] if prompts else None, labels[i] if labels else None,
-                                            check_syntax=False))
+                                            check_syntax=False, until=until))
             except Exception:  # a bug must cost one query its reward, not the whole batch
                 log.exception("internal error while preparing query %d; it gets the unmatched reward", i)
                 out.append(Prepared(None, "", Extracted(None, "none"), False, False, "error"))
@@ -173,18 +194,24 @@ class Scorer:
         return pos, [Job(code=prepared[i].extracted.code, label=prepared[i].label) for i in pos]
 
     def finish(self, prepared: Sequence[Prepared], positions: Sequence[int],
-               results: Sequence[JobResult | None]) -> list[RewardBreakdown]:
+               results: Sequence[JobResult | None], until: float | None = None) -> list[RewardBreakdown]:
         """Rewards for every prepared query. A job the batch deadline cut (infra "deadline", or None: its chunk
-        never answered) or the sandbox lost (infra "lost") gets status "deadline" and the cut rule's reward
-        (code_reward.cut_rewards)."""
+        never answered) or the sandbox lost (infra "lost"), and a query the deadline (until) cut before its code
+        was chosen, get status "deadline" and the cut rule's reward (code_reward.cut_rewards)."""
         by_pos = dict(zip(positions, results, strict=True))
         out = []
-        # Compile checks of what no run showed compiled come after the deadline: bounded per request, not per
-        # response (one costs up to ~2.3 s at syntax_max_chars), so a request answers within deadline + a few s.
+        # Compile checks of what no run showed compiled come after the executor returns: bounded per request, not
+        # per response (one costs up to ~2.3 s at syntax_max_chars), and counted from the deadline when the
+        # executor returns past it, so a request answers within deadline + SYNTAX_AFTER_DEADLINE_S + a little.
         # Past the budget a response keeps what its run gave it (a cut: the cut rule; a run: its verdicts).
-        budget_end = time.monotonic() + SYNTAX_AFTER_DEADLINE_S
+        now = time.monotonic()
+        budget_end = (now if until is None else min(now, until)) + SYNTAX_AFTER_DEADLINE_S
         skipped = 0
         for i, p in enumerate(prepared):
+            if p.cut:
+                out.append(compute_reward(self.cfg, response=p.response, code="", format_ok=False, syntax_ok=False,
+                                          result=None, deadline_missed=True))
+                continue
             if p.label is None:
                 out.append(unmatched_reward(self.cfg))
                 continue
@@ -195,10 +222,11 @@ class Scorer:
                 syntax_ok = compiled(res)
                 if not syntax_ok and res is not None and any(o.status == "syntax" for o in res.outcomes):
                     pass  # the sandbox compiled it and it failed: no check needed
-                elif not syntax_ok and time.monotonic() < budget_end:
-                    syntax_ok = parses(p.extracted.code, self.cfg.syntax_max_chars)
                 elif not syntax_ok:
-                    syntax_ok, skipped = True, skipped + 1
+                    try:
+                        syntax_ok = parses(p.extracted.code, self.cfg.syntax_max_chars, budget_end)
+                    except OutOfTime:
+                        syntax_ok, skipped = True, skipped + 1
             cut = ran and (res is None or res.infra in CUT_INFRA)  # the deadline cut it, or the sandbox lost it
             if not syntax_ok:  # scored as code that was never run, as when the check came first
                 ran, res, cut = False, None, False
@@ -232,7 +260,10 @@ async def ascore(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequ
     """score() for an event loop: CPU-bound steps on worker threads, jobs through an executor (local pool
     or Ray) that returns None for what misses the batch deadline, counted from the call. The batch is
     prepared in slices whose jobs start at once: the sandboxes work on the first slice while the server
-    prepares the rest (with many workers, preparing a whole batch first left them idle for a good share of it)."""
+    prepares the rest (with many workers, preparing a whole batch first left them idle for a good share of it).
+    Nothing waits past the deadline but the bounded remainders (docs/reward.md, "Nothing after the deadline"): what
+    was not prepared by then is cut, and the compile checks after it have SYNTAX_AFTER_DEADLINE_S."""
+    until = time.monotonic() + deadline_s
     prepared: list[Prepared] = []
     positions: list[int] = []
 
@@ -243,7 +274,7 @@ async def ascore(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequ
                 break
             hi = lo + size
             part = await asyncio.to_thread(scorer.prepare, queries[lo:hi], prompts[lo:hi] if prompts else None,
-                                           labels[lo:hi] if labels else None)
+                                           labels[lo:hi] if labels else None, until)
             pos, jobs = scorer.jobs(part)
             prepared.extend(part)
             positions.extend(lo + p for p in pos)
@@ -252,4 +283,4 @@ async def ascore(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequ
                 yield jobs
 
     results = await executor.run_parts(parts(), len(queries), deadline_s)
-    return await asyncio.to_thread(scorer.finish, prepared, positions, results)
+    return await asyncio.to_thread(scorer.finish, prepared, positions, results, until)

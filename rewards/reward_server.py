@@ -184,6 +184,7 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
     @app.post("/get_reward", response_model=RewardResponse, openapi_extra=body_schema,
               summary="Score a batch of decoded OpenRLHF queries")
     async def get_reward(request: Request):
+        t0 = time.monotonic()  # the deadline counts from the request, its body's reading and parsing included
         check_auth(request)
         raw = await read_body(request)
         # Everything CPU-bound runs on worker threads, in steps that never hold the GIL for long, so the
@@ -192,7 +193,6 @@ def create_app(cfg: CoderlConfig, index: PromptIndex, executor, scorer: Scorer |
         del raw
         if shutdown["since"] is not None:
             raise _bad(503, "the reward server is shutting down and takes no new batches: send it to another one")
-        t0 = time.monotonic()
         metrics.in_flight.inc()
         state["in_flight"] += 1
         try:

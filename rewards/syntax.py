@@ -7,6 +7,10 @@ the GIL from start to end: ~2 µs per character on a CI core, so a 2 MB response
 server's event loop (and /health) for seconds. Code longer than INLINE_CHARS is compiled by a long-lived
 child interpreter instead; this thread waits on a pipe without the GIL. The child only compiles (it never
 runs the code) and is restarted if it dies or overruns.
+
+A caller with a time limit (a request's deadline: rewards/pipeline.py) passes `until`, a time.monotonic() instant: a
+check that has not begun by then, or is still compiling in the helper then, raises OutOfTime (the helper is
+restarted), so no check outlives it by more than one in-process compile (at most INLINE_CHARS characters).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import select
 import subprocess
 import sys
 import threading
+import time
 import warnings
 
 log = logging.getLogger("coderl.reward_server")
@@ -103,6 +108,20 @@ while True:
 """
 
 
+class OutOfTime(Exception):
+    """The caller's time (`until`) ran out before the check could answer: whether the code compiles is unknown."""
+
+
+def _left(until: float | None) -> float | None:
+    """Seconds left before until (None: no limit); OutOfTime when none are."""
+    if until is None:
+        return None
+    left = until - time.monotonic()
+    if left <= 0:
+        raise OutOfTime
+    return left
+
+
 class _Helper:
     """One child interpreter answering 'does this compile?' for one request at a time."""
 
@@ -122,27 +141,37 @@ class _Helper:
             proc.kill()
             proc.wait()
 
-    def ask(self, mode: bytes, data: bytes) -> bytes:
-        """The helper's reply; b"" when it overran or died twice."""
+    def ask(self, mode: bytes, data: bytes, until: float | None = None) -> bytes:
+        """The helper's reply; b"" when it overran or died twice; OutOfTime when until passed first (waiting for
+        the helper, another request's check in it, counts)."""
         timeout = min(TIMEOUT_S, _BASE_S + _PER_CHAR_S * len(data))
-        with self._lock:
+        left = _left(until)
+        if not self._lock.acquire(timeout=-1 if left is None else left):
+            raise OutOfTime
+        try:
             for _ in range(2):  # a helper that died since the last call gets one restart
+                left = _left(until)
+                wait = timeout if left is None else min(timeout, left)
                 proc = self._start()
                 try:
                     proc.stdin.write(mode + len(data).to_bytes(8, "little") + data)
                     proc.stdin.flush()
-                    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+                    ready, _, _ = select.select([proc.stdout], [], [], wait)
                     reply = proc.stdout.read(1) if ready else b"timeout"
                 except OSError:
                     reply = b""
                 if reply in (b"0", b"1", b"n"):
                     return reply
-                self.close()
+                self.close()  # killed mid-compile: the next check gets a fresh helper
                 if reply == b"timeout":
+                    if wait < timeout:
+                        raise OutOfTime
                     log.warning("parsing a %d-byte response took over %.1fs; it counts as not compiling",
                                 len(data), timeout)
                     return b""
             return b""
+        finally:
+            self._lock.release()
 
 
 _helper = _Helper()
@@ -166,13 +195,15 @@ def _helper_source() -> str:
     return _HELPER.replace("{binds_src}", f"_COMPREHENSIONS = {_COMPREHENSIONS!r}\n{inspect.getsource(binds_name)}")
 
 
-def parses(code: str, max_chars: int = MAX_CHARS) -> bool:
-    """True when code is non-empty Python that compiles, in at most max_chars characters."""
+def parses(code: str, max_chars: int = MAX_CHARS, until: float | None = None) -> bool:
+    """True when code is non-empty Python that compiles, in at most max_chars characters; OutOfTime when `until`
+    (a time.monotonic() instant) passes before the answer."""
     if not _fits(code, max_chars):
         return False
+    _left(until)
     if len(code) > INLINE_CHARS:
         data = _helper_data(code)
-        return data is not None and _helper.ask(b"c", data) == b"1"
+        return data is not None and _helper.ask(b"c", data, until) == b"1"
     try:
         compile(code, _FILENAME, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
@@ -180,14 +211,16 @@ def parses(code: str, max_chars: int = MAX_CHARS) -> bool:
     return True
 
 
-def binds(code: str, name: str, max_chars: int = MAX_CHARS, *, inline: bool = True) -> bool | None:
+def binds(code: str, name: str, max_chars: int = MAX_CHARS, *, inline: bool = True,
+          until: float | None = None) -> bool | None:
     """Whether code binds name where a test finds it (binds_name); None when it does not compile (as parses).
     inline=False sends even small code to the helper (a caller checking many pieces bounds its GIL time)."""
     if not _fits(code, max_chars):
         return None
+    _left(until)
     if len(code) > INLINE_CHARS or not inline:
         data = _helper_data(code)
-        reply = _helper.ask(b"b", name.encode("utf-8") + b"\0" + data) if data is not None else b"n"
+        reply = _helper.ask(b"b", name.encode("utf-8") + b"\0" + data, until) if data is not None else b"n"
         return None if reply in (b"n", b"") else reply == b"1"
     try:
         compile(code, _FILENAME, "exec", dont_inherit=True)

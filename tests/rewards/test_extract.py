@@ -199,6 +199,21 @@ def test_choosing_a_block_compiles_at_most_max_chars_of_code():
     assert extract_code(text, "f", max_chars=len(usage) * 3).code == usage  # past the budget: the last block
 
 
+def test_choosing_a_block_ends_at_the_callers_time():
+    """Blocks that name the entry point without binding it are each compiled; until (the request's deadline)
+    ends the search wherever it is: the choice is unknown (OutOfTime), and the caller cuts the response."""
+    import time
+
+    from coderl.rewards.syntax import OutOfTime
+    slow = "".join(f"```python\nx{i} = " + "lambda: " * 1200 + "f\n```\n" for i in range(6))  # ~0.5 s each
+    t0 = time.monotonic()
+    with pytest.raises(OutOfTime):
+        extract_code(slow, "f", until=t0 + 0.3)
+    assert time.monotonic() - t0 < 1.0
+    sol = "```python\ndef f(x):\n    return x\n```\n"
+    assert extract_code(sol, "f", until=time.monotonic() + 30).code == "def f(x):\n    return x\n"
+
+
 def test_tags_inside_code_blocks_are_code():
     code = "S = '<think>'\nT = '</answer>'\ndef f(x):\n    return x + 1\n"
     ok = f"<think>\nplan\n```python\nprint('<answer>')\n```\n</think>\n<answer>\n```python\n{code}```\n</answer>"

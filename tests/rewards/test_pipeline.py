@@ -61,6 +61,30 @@ def test_compile_checks_after_the_deadline_are_bounded_per_request(caplog):
     assert "compile checks skipped" in caplog.text
 
 
+def test_a_hostile_batch_answers_within_its_deadline_plus_a_bounded_margin(tmp_path):
+    """Extraction compiles the blocks that may define the entry point: responses of slow-to-compile ones (and
+    pathological nesting, large ones) took a 0.5 s-deadline request to 21.5 s. Past the deadline nothing more is
+    compiled, what was not prepared is cut (the cut rule's reward), and the checks after it have their bound.
+    Generous margin here; the tight figure is python -m scripts.bench.deadline's."""
+    import time
+
+    from coderl.rewards.prompt_index import PromptIndex
+    from scripts.bench.deadline import batch
+    from tests.support import rows, write_jsonl
+
+    index = PromptIndex.from_jsonl(write_jsonl(tmp_path / "train.jsonl", rows()))
+    queries = (batch("normal", 2, "a") + batch("blocks", 8, "b") + batch("deep_nesting", 2, "c")
+               + batch("slow_compile", 2, "d") + batch("large", 2, "e"))
+    with LocalExecutor(CFG) as ex:
+        t0 = time.monotonic()
+        items = asyncio.run(ascore(Scorer(RewardConfig(), index), ex, queries, deadline_s=1.5))
+        took = time.monotonic() - t0
+    assert took < 1.5 + 8, took  # was ~30 s: 8 responses of ~4 s of compiling each
+    # two blocks responses outlast the deadline even on an idle machine: what follows them is cut, prompt known
+    assert [b.status for b in items[4:]] == ["deadline"] * 12, [b.status for b in items]
+    assert all(b.status != "unmatched" for b in items)
+
+
 def test_code_that_parses_but_does_not_compile_earns_no_syntax_component():
     """`return` at module level parses; the sandbox cannot compile it, and neither can the syntax check."""
     _, _, good, _ = PROBLEMS["assert"]

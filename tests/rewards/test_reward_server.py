@@ -399,6 +399,28 @@ def test_reward_func_python_file(tmp_path, data_path):
 # ------------------------------------------------------- deadline, tokenizer, start-up errors
 
 
+def test_a_hostile_batch_answers_within_the_deadline_plus_a_bounded_margin(data_path):
+    """Whatever the responses hold (slow-to-compile candidate blocks, pathological nesting, 1.9 MB each), the
+    request answers within --batch_deadline_s plus a bounded margin, counted from the request: a 2 s-deadline
+    batch of 8 such responses took 43 s. Generous margin here; the tight figure: python -m scripts.bench.deadline."""
+    from scripts.bench.deadline import batch
+
+    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "2", "--batch_deadline_s", "2"])
+    try:
+        post(s, {"query": batch("normal", 2, "warm")}, token=None)
+        queries = (batch("normal", 2, "a") + batch("blocks", 8, "b") + batch("deep_nesting", 2, "c")
+                   + batch("large", 4, "d"))
+        body = json.dumps({"query": queries})
+        t0 = time.monotonic()
+        out = post(s, body, token=None, headers={"content-type": "application/json"}).json()
+        took = time.monotonic() - t0
+        assert took < 2 + 8, took
+        assert out["extra_logs"]["reward/cut"][4:] == [1.0] * 12, out["extra_logs"]["reward/cut"]  # cut, not graded late
+        assert httpx.get(f"{s.url}/health", timeout=10).json()["ready"] is True
+    finally:
+        assert s.stop() in CLEAN_EXIT, s.output()
+
+
 def _tiny_tokenizer(path):
     """A real HF tokenizer with a chat template none of the built-in matchers know ("### role:")."""
     from tokenizers import Tokenizer, models, pre_tokenizers
