@@ -137,7 +137,7 @@ class ServerConfig(_Section):
     max_body_mb: float = Field(64.0, gt=0, description="Largest accepted request body.")
     max_query_chars: int = Field(2_000_000, ge=1, description="Largest single query string.")
     max_batch_queries: int = Field(16384, ge=1, description="Most queries accepted in one request.")
-    batch_deadline_s: float = Field(150.0, gt=0, description="Per-batch deadline; stays under OpenRLHF's 180 s timeout.")
+    batch_deadline_s: float = Field(150.0, gt=0, description="Per-batch deadline, counted from the request's arrival: the answer comes within it plus a bounded margin (docs/reward.md); stays under OpenRLHF's 180 s timeout.")
     shutdown_grace_s: float = Field(30.0, ge=0, le=600, description="On SIGTERM: new requests get 503 at once, batches in "
                                     "flight have this long to finish, then get a 503 (resend them elsewhere).")
     log_every_n_batches: int = Field(10, ge=1, description="Log one line of batch stats every N batches.")

@@ -114,8 +114,12 @@ def summary(overs: list[float]) -> dict:
             "median_s": round(statistics.median(s), 2), f"over_{MARGIN_S:g}s": sum(o > MARGIN_S for o in s)}
 
 
-def play(deadline_s: float, kinds: list[str], n: int, repeats: int, data: Path, repo: Path | None = None) -> dict:
-    """Each kind's batches `repeats` times (normal first: the baseline) against one server with this deadline."""
+def play(deadline_s: float, kinds: list[str], n: int, repeats: int, data: Path, repo: Path | None = None,
+         concurrency: int = 1) -> dict:
+    """Each kind's batches `repeats` times, `concurrency` at once (normal first: the baseline), against one server
+    with this deadline."""
+    from concurrent.futures import ThreadPoolExecutor
+
     args = ["--data_path", str(data), "--port", "0", "--workers", "2", "--batch_deadline_s", str(deadline_s),
             "--log_every_n_batches", "1"]
     server = ServerProc(args) if repo is None else _other_server(repo, args)
@@ -124,8 +128,10 @@ def play(deadline_s: float, kinds: list[str], n: int, repeats: int, data: Path, 
         post(server.url, batch("normal", 2, f"warm {time.time()}"))  # the sandboxes warm
         for kind in kinds:
             overs, cut, rewards = [], [], []
-            for r in range(repeats):
-                took, answer = post(server.url, batch(kind, n, f"{kind} {deadline_s} {r} {time.time()}"))
+            batches = [batch(kind, n, f"{kind} {deadline_s} {r} {time.time()}") for r in range(repeats)]
+            with ThreadPoolExecutor(concurrency) as pool:
+                answers = list(pool.map(lambda b: post(server.url, b), batches))
+            for r, (took, answer) in enumerate(answers):
                 overs.append(took - deadline_s)
                 cut.append(statistics.fmean(answer["extra_logs"].get("reward/cut", [0.0])))
                 rewards.append(statistics.fmean(answer["rewards"]))
@@ -157,10 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--long_kinds", default="normal,blocks",
                     help="kinds at the later deadlines (each hostile batch there takes the whole deadline)")
     ap.add_argument("--n", type=int, default=16, help="responses per batch at the first deadline")
-    ap.add_argument("--long_n", type=int, default=64, help="responses per batch at the later deadlines (enough work "
+    ap.add_argument("--long_n", type=int, default=128, help="responses per batch at the later deadlines (enough work "
                     "to outlast the default deadline)")
     ap.add_argument("--repeats", type=int, default=3, help="batches per kind at the first deadline")
     ap.add_argument("--long_repeats", type=int, default=1)
+    ap.add_argument("--concurrency", type=int, default=1, help="batches of a kind sent at once")
     ap.add_argument("--baseline_repo", default="", help="also play the batches against this checkout's server")
     ap.add_argument("--json", default="", help="also write the figures here")
     a = ap.parse_args(argv)
@@ -177,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             for j, d in enumerate(deadlines):
                 kinds = (a.kinds if j == 0 else a.long_kinds).split(",")
                 n, reps = (a.n, a.repeats) if j == 0 else (a.long_n, a.long_repeats)
-                results.setdefault(which, {})[f"{d:g}"] = play(d, kinds, n, reps, data, repo)
+                results.setdefault(which, {})[f"{d:g}"] = play(d, kinds, n, reps, data, repo, a.concurrency)
     print(f"\n{'server':<9} {'deadline':>8} {'kind':<16} {'reqs':>4} {'max +s':>7} {'p99 +s':>7} {'median':>7} "
           f"{'>+5s':>4} {'cut':>5}  vs normal (max)")
     worst = 0

@@ -85,6 +85,24 @@ def test_a_hostile_batch_answers_within_its_deadline_plus_a_bounded_margin(tmp_p
     assert all(b.status != "unmatched" for b in items)
 
 
+def test_queries_the_deadline_reaches_before_they_are_prepared_are_cut_unextracted():
+    """Past the deadline a query is only looked up (its prompt: the cut rule's group), then not even that."""
+    import time
+
+    from coderl.rewards.pipeline import LOOKUP_AFTER_DEADLINE_S
+    _, _, good, _ = PROBLEMS["assert"]
+    texts, labels = [think(good + f"\n# {i}") for i in range(3)], [label_json("assert")] * 3
+    scorer = Scorer(RewardConfig(cut_reward=0.25))
+    now = time.monotonic()
+    looked_up = scorer.prepare(texts, None, labels, until=now - 0.01)
+    assert all(p.cut and p.label is not None and p.extracted.code is None for p in looked_up)
+    assert not any(p.runnable for p in looked_up) and Scorer.jobs(looked_up) == ([], [])
+    late = scorer.prepare(texts, None, labels, until=now - LOOKUP_AFTER_DEADLINE_S - 0.01)
+    assert all(p.cut and p.label is None for p in late)
+    for prepared in (looked_up, late):  # no finished sample in the group: the cut rule's cut_reward
+        assert [(b.status, b.reward) for b in scorer.finish(prepared, [], [])] == [("deadline", 0.25)] * 3
+
+
 def test_code_that_parses_but_does_not_compile_earns_no_syntax_component():
     """`return` at module level parses; the sandbox cannot compile it, and neither can the syntax check."""
     _, _, good, _ = PROBLEMS["assert"]

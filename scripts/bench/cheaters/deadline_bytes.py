@@ -1,0 +1,67 @@
+"""Large responses at the deadline (issue 35, item 4): a partly right program behind blocks slow to compile.
+
+The cheater's response is its honest twin's (the partly right program, in the think/answer format) followed by six
+blocks that name the entry point without binding it, each nested lambdas that take the syntax helper most of its
+per-check bound to compile: extraction compiles every one before it reaches the program, seconds per response.
+Through the real server over loopback HTTP (--batch_deadline_s 3), one request per four trials, one trial per
+problem with an entry point (assert, call, humaneval, unittest): each problem's right program and twin first, the
+cheaters last (the order that leaves the cheater the most: the rest of its group finished). Past the deadline the
+cheater's extraction is cut, and a cut gets the cut rule's reward (docs/reward.md); its twin gets its verdict.
+Fair: the cheater gets no more than its twin. Notes: the slowest answer past the deadline, and the cheaters' cut share.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from scripts.bench.cheaters import Family, Trials
+
+DEADLINE_S = 3.0
+FORMATS = ("assert", "call", "humaneval", "unittest")
+
+
+def _response(code: str, padding: str) -> str:
+    return f"<think>\nLet me write it.\n</think>\n<answer>\n```python\n{code}\n```\n{padding}</answer>"
+
+
+def play(n: int, workers: int) -> Trials:
+    from scripts.bench.deadline import post
+    from scripts.bench.workloads import PROBLEMS, SYSTEM_THINK, ServerProc, chatml, rows, write_jsonl
+
+    cheater, honest, overs, cut = [], [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        data = write_jsonl(Path(tmp) / "train.jsonl", rows())
+        server = ServerProc(["--data_path", str(data), "--port", "0", "--workers", str(workers),
+                             "--batch_deadline_s", str(DEADLINE_S)])
+        try:
+            post(server.url, [chatml(SYSTEM_THINK, PROBLEMS[f][0], _response(PROBLEMS[f][2], "")) for f in FORMATS])
+            trial = 0
+            while trial < n:
+                fmts = FORMATS[:min(len(FORMATS), n - trial)]
+                nonce = f"{trial} {time.time()}"
+                first, last = [], []
+                for f in fmts:
+                    user, kw, right, partial = PROBLEMS[f]
+                    name = kw["entry_point"]
+                    pad = "".join(f"```python\nx{i} = " + "lambda: " * 1200 + f"{name}  # {nonce}\n```\n" for i in range(6))
+                    first += [chatml(SYSTEM_THINK, user, _response(f"{right}\n# {nonce}", "")),
+                              chatml(SYSTEM_THINK, user, _response(f"{partial}\n# {nonce}", ""))]
+                    last.append(chatml(SYSTEM_THINK, user, _response(f"{partial}\n# {nonce}", pad)))
+                took, answer = post(server.url, first + last)
+                overs.append(took - DEADLINE_S)
+                rewards, cuts = answer["rewards"], answer["extra_logs"]["reward/cut"]
+                honest += rewards[1:2 * len(fmts):2]
+                cheater += rewards[2 * len(fmts):]
+                cut += cuts[2 * len(fmts):]
+                trial += len(fmts)
+        finally:
+            server.stop()
+    return Trials(cheater=cheater, honest=honest,
+                  notes={"deadline_s": DEADLINE_S, "max_over_deadline_s": round(max(overs), 2),
+                         "cheater_cut_share": round(statistics.fmean(cut), 3)})
+
+
+FAMILY = Family("deadline_bytes", __doc__.splitlines()[0], play)
