@@ -3,11 +3,12 @@
 The cheater's response is its honest twin's (the partly right program, in the think/answer format) followed by six
 blocks that name the entry point without binding it, each nested lambdas that take the syntax helper most of its
 per-check bound to compile: extraction compiles every one before it reaches the program, seconds per response.
-Through the real server over loopback HTTP (--batch_deadline_s 3), one request per four trials, one trial per
-problem with an entry point (assert, call, humaneval, unittest): each problem's right program and twin first, the
-cheaters last (the order that leaves the cheater the most: the rest of its group finished). Past the deadline the
-cheater's extraction is cut, and a cut gets the cut rule's reward (docs/reward.md); its twin gets its verdict.
-Fair: the cheater gets no more than its twin. Notes: the slowest answer past the deadline, and the cheaters' cut share.
+Through the real server over loopback HTTP (--batch_deadline_s 5), one request per eight trials, two per problem
+with an entry point (assert, call, humaneval, unittest): the right programs and the twins first (the first slice
+the server prepares, whose jobs start at once), the cheaters last (the order that leaves a cheater the most: the
+rest of its group finished). Past the deadline the cheaters' extraction is cut, and a cut gets the cut rule's reward
+(docs/reward.md); the twins get their verdicts. Fair: a cheater gets no more than its twin. Notes: the slowest
+answer past the deadline, and the cheaters' cut share.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from pathlib import Path
 
 from scripts.bench.cheaters import Family, Trials
 
-DEADLINE_S = 3.0
+DEADLINE_S = 5.0
+PER_REQUEST = 2  # trials per problem in one request: 16 honest samples, the server's first slice
 FORMATS = ("assert", "call", "humaneval", "unittest")
 
 
@@ -40,23 +42,24 @@ def play(n: int, workers: int) -> Trials:
             post(server.url, [chatml(SYSTEM_THINK, PROBLEMS[f][0], _response(PROBLEMS[f][2], "")) for f in FORMATS])
             trial = 0
             while trial < n:
-                fmts = FORMATS[:min(len(FORMATS), n - trial)]
                 nonce = f"{trial} {time.time()}"
-                first, last = [], []
-                for f in fmts:
-                    user, kw, right, partial = PROBLEMS[f]
-                    name = kw["entry_point"]
-                    pad = "".join(f"```python\nx{i} = " + "lambda: " * 1200 + f"{name}  # {nonce}\n```\n" for i in range(6))
-                    first += [chatml(SYSTEM_THINK, user, _response(f"{right}\n# {nonce}", "")),
-                              chatml(SYSTEM_THINK, user, _response(f"{partial}\n# {nonce}", ""))]
-                    last.append(chatml(SYSTEM_THINK, user, _response(f"{partial}\n# {nonce}", pad)))
-                took, answer = post(server.url, first + last)
+                rights, twins, cheats = [], [], []
+                for k in range(PER_REQUEST):
+                    for f in FORMATS:
+                        user, kw, right, partial = PROBLEMS[f]
+                        tag = f"{nonce} {k}"
+                        pad = "".join(f"```python\nx{i} = " + "lambda: " * 1200 + f"{kw['entry_point']}  # {tag}\n```\n"
+                                      for i in range(6))
+                        rights.append(chatml(SYSTEM_THINK, user, _response(f"{right}\n# {tag}", "")))
+                        twins.append(chatml(SYSTEM_THINK, user, _response(f"{partial}\n# {tag}", "")))
+                        cheats.append(chatml(SYSTEM_THINK, user, _response(f"{partial}\n# {tag}", pad)))
+                took, answer = post(server.url, rights + twins + cheats)
                 overs.append(took - DEADLINE_S)
-                rewards, cuts = answer["rewards"], answer["extra_logs"]["reward/cut"]
-                honest += rewards[1:2 * len(fmts):2]
-                cheater += rewards[2 * len(fmts):]
-                cut += cuts[2 * len(fmts):]
-                trial += len(fmts)
+                m = len(rights)
+                honest += answer["rewards"][m:2 * m]
+                cheater += answer["rewards"][2 * m:]
+                cut += answer["extra_logs"]["reward/cut"][2 * m:]
+                trial += m
         finally:
             server.stop()
     return Trials(cheater=cheater, honest=honest,
