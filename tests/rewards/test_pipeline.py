@@ -80,8 +80,8 @@ def test_a_hostile_batch_answers_within_its_deadline_plus_a_bounded_margin(tmp_p
         items = asyncio.run(ascore(Scorer(RewardConfig(), index), ex, queries, deadline_s=1.5))
         took = time.monotonic() - t0
     assert took < 1.5 + 8, took  # was ~30 s: 8 responses of ~4 s of compiling each
-    # two blocks responses outlast the deadline even on an idle machine: what follows them is cut, prompt known
-    assert [b.status for b in items[4:]] == ["deadline"] * 12, [b.status for b in items]
+    # 8 blocks responses outlast the deadline even on a fast idle machine: what follows them is cut, prompt known
+    assert [b.status for b in items[10:]] == ["deadline"] * 6, [b.status for b in items]
     assert all(b.status != "unmatched" for b in items)
 
 
