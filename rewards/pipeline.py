@@ -21,7 +21,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .code_reward import RewardBreakdown, compute_reward, cut_rewards, terms, unmatched_reward
@@ -165,25 +165,32 @@ class Scorer:
         return Prepared(lab, response, extracted, format_ok(response, fmt, extracted), syntax, how)
 
     def prepare(self, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
-                labels: Sequence[str | None] | None = None, until: float | None = None) -> list[Prepared]:
+                labels: Sequence[str | None] | None = None, until: float | None = None,
+                hand_over: Callable[[Prepared], object] | None = None) -> list[Prepared]:
         """prepare_one over a batch (prompts/labels may be None or lists of the same length), the syntax check
         left to finish(): the sandbox compiles every program it runs anyway, and parsing each one here too
         was the largest share of the server's own time per job. Past until (the request's deadline) queries are
-        only looked up, and cut; LOOKUP_AFTER_DEADLINE_S later not even that."""
-        out = []
+        only looked up, and cut; LOOKUP_AFTER_DEADLINE_S later not even that. hand_over(p) gets each one as
+        soon as it is ready."""
+        out: list[Prepared] = []
         for i, q in enumerate(queries):
             if i % 8 == 7:  # lets a dispatcher thread waiting for the GIL run within ~0.5 ms, not the 5 ms switch interval
                 time.sleep(0)
             if until is not None and time.monotonic() >= until + LOOKUP_AFTER_DEADLINE_S:
                 out.append(Prepared(None, "", Extracted(None, "cut"), False, False, "cut", cut=True))
-                continue
-            try:
-                out.append(self.prepare_one(q, prompts[i] if prompts else None, labels[i] if labels else None,
-                                            check_syntax=False, until=until))
-            except Exception:  # a bug must cost one query its reward, not the whole batch
-                log.exception("internal error while preparing query %d; it gets the unmatched reward", i)
-                out.append(Prepared(None, "", Extracted(None, "none"), False, False, "error"))
+            else:
+                out.append(self._prepare_guarded(i, q, prompts, labels, until))
+            if hand_over is not None:
+                hand_over(out[-1])
         return out
+
+    def _prepare_guarded(self, i: int, q: str, prompts, labels, until: float | None) -> Prepared:
+        try:
+            return self.prepare_one(q, prompts[i] if prompts else None, labels[i] if labels else None,
+                                    check_syntax=False, until=until)
+        except Exception:  # a bug must cost one query its reward, not the whole batch
+            log.exception("internal error while preparing query %d; it gets the unmatched reward", i)
+            return Prepared(None, "", Extracted(None, "none"), False, False, "error")
 
     # --------------------------------------------------------------------------------- finish
 
@@ -259,13 +266,24 @@ async def ascore(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequ
                  labels: Sequence[str | None] | None = None, deadline_s: float = 1e9) -> list[RewardBreakdown]:
     """score() for an event loop: CPU-bound steps on worker threads, jobs through an executor (local pool
     or Ray) that returns None for what misses the batch deadline, counted from the call. The batch is
-    prepared in slices whose jobs start at once: the sandboxes work on the first slice while the server
-    prepares the rest (with many workers, preparing a whole batch first left them idle for a good share of it).
-    Nothing waits past the deadline but the bounded remainders (docs/reward.md, "Nothing after the deadline"): what
-    was not prepared by then is cut, and the compile checks after it have SYNTAX_AFTER_DEADLINE_S."""
+    prepared in slices, each query's job starting as soon as it is prepared: the sandboxes work while the server
+    prepares the rest (with many workers, preparing a whole batch first left them idle for a good share of it),
+    and a response slow to extract delays only the queries after it. Slices take turns on the worker threads
+    with other batches'. Nothing waits past the deadline but the bounded remainders (docs/reward.md, "Nothing
+    after the deadline"): what was not prepared by then is cut, and the compile checks after it have
+    SYNTAX_AFTER_DEADLINE_S."""
     until = time.monotonic() + deadline_s
     prepared: list[Prepared] = []
     positions: list[int] = []
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Queue[Prepared | None] = asyncio.Queue()
+
+    def prepare_slice(lo: int, hi: int) -> None:
+        try:
+            scorer.prepare(queries[lo:hi], prompts[lo:hi] if prompts else None, labels[lo:hi] if labels else None,
+                           until, hand_over=lambda p: loop.call_soon_threadsafe(ready.put_nowait, p))
+        finally:
+            loop.call_soon_threadsafe(ready.put_nowait, None)  # the slice's end, after its queries
 
     async def parts():
         lo = 0
@@ -273,14 +291,23 @@ async def ascore(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequ
             if lo >= len(queries):
                 break
             hi = lo + size
-            part = await asyncio.to_thread(scorer.prepare, queries[lo:hi], prompts[lo:hi] if prompts else None,
-                                           labels[lo:hi] if labels else None, until)
-            pos, jobs = scorer.jobs(part)
-            prepared.extend(part)
-            positions.extend(lo + p for p in pos)
+            task = asyncio.ensure_future(asyncio.to_thread(prepare_slice, lo, hi))
+            ended = False
+            while not ended:
+                part = [await ready.get()]
+                while not ready.empty():
+                    part.append(ready.get_nowait())
+                if part[-1] is None:
+                    ended = True
+                    part.pop()
+                base = len(prepared)
+                pos, jobs = scorer.jobs(part)
+                prepared.extend(part)
+                positions.extend(base + p for p in pos)
+                if jobs:
+                    yield jobs
+            await task  # its error, if preparing failed outside a query
             lo = hi
-            if jobs:
-                yield jobs
 
     results = await executor.run_parts(parts(), len(queries), deadline_s)
     return await asyncio.to_thread(scorer.finish, prepared, positions, results, until)

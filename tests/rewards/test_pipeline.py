@@ -85,6 +85,20 @@ def test_a_hostile_batch_answers_within_its_deadline_plus_a_bounded_margin(tmp_p
     assert all(b.status != "unmatched" for b in items)
 
 
+def test_a_response_slow_to_extract_delays_only_the_queries_after_it(tmp_path):
+    """Each query's job starts as soon as it is prepared: the right programs before 8 responses that take seconds
+    each to extract (in the same slice) get their verdicts, not the cut their slice's end at the deadline gave."""
+    from coderl.rewards.prompt_index import PromptIndex
+    from scripts.bench.deadline import batch
+    from tests.support import rows, write_jsonl
+
+    index = PromptIndex.from_jsonl(write_jsonl(tmp_path / "train.jsonl", rows()))
+    queries = batch("normal", 4, "a") + batch("blocks", 8, "b")
+    with LocalExecutor(CFG) as ex:
+        items = asyncio.run(ascore(Scorer(RewardConfig(), index), ex, queries, deadline_s=8.0))
+    assert [(b.status, b.score) for b in items[:4]] == [("passed", 1.0)] * 4, [b.status for b in items]
+
+
 def test_queries_the_deadline_reaches_before_they_are_prepared_are_cut_unextracted():
     """Past the deadline a query is only looked up (its prompt: the cut rule's group), then not even that."""
     import time
