@@ -4,9 +4,9 @@ The cheater's response is its honest twin's (the partly right program, in the th
 blocks that name the entry point without binding it, each nested lambdas that take the syntax helper most of its
 per-check bound to compile: extraction compiles every one before it reaches the program, seconds per response.
 Through the real server over loopback HTTP (--batch_deadline_s 5), one request per eight trials, two per problem
-with an entry point (assert, call, humaneval, unittest): the right programs and the twins first (the first slice
-the server prepares, whose jobs start at once), the cheaters last (the order that leaves a cheater the most: the
-rest of its group finished). Past the deadline the cheaters' extraction is cut, and a cut gets the cut rule's reward
+with an entry point (assert, call, humaneval, unittest): the right programs and the twins first (each one's job
+starts as soon as it is prepared), the cheaters last (the order that leaves a cheater the most: the rest of its
+group finished). Past the deadline the cheaters' extraction is cut, and a cut gets the cut rule's reward
 (docs/reward.md); the twins get their verdicts. Fair: a cheater gets no more than its twin. Notes: the slowest
 answer past the deadline, and the cheaters' cut share.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 from scripts.bench.cheaters import Family, Trials
 
 DEADLINE_S = 5.0
-PER_REQUEST = 2  # trials per problem in one request: 16 honest samples, the server's first slice
+PER_REQUEST = 2  # trials per problem in one request
 FORMATS = ("assert", "call", "humaneval", "unittest")
 
 
