@@ -4,9 +4,9 @@ Both executors share the batch logic, on the driver: identical jobs (same label,
 run once (the one in-batch dedup: the pool runs every job it is given; SandboxConfig.dedup turns it off),
 each program's first verdict is kept across batches in a ResultCache (rewards/result_cache.py; GRPO
 resamples the same prompt many times), jobs are cut into chunks, and each chunk carries the batch deadline
-down to the pool, which cuts (and stops) what is unfinished when it passes: such results come back with
-JobResult.infra == "deadline" (or "probe": the first run of a job whose rerun was cut), and the cache never
-keeps them. A chunk that does not answer even then (a lost Ray actor) comes back as None.
+down to the pool, which starts no run that could still be going then (docs/reward.md, "The cut rule"): a job it
+could not start comes back with JobResult.infra == "deadline" (or "probe": the first run of a job whose rerun could
+not start; "overrun": a run still going at the deadline), and the cache never keeps them. A chunk that does not answer even then (a lost Ray actor) comes back as None.
 
 With the cache on, a key runs once across concurrent batches too (single flight): a batch that meets a key
 another batch is running awaits that run's verdict instead of running it again, so the verdict a batch gets,
@@ -124,8 +124,8 @@ def _chunk_results(task: asyncio.Future, n: int) -> list[JobResult | None]:
 
 
 def _cut(job: Job, waited_s: float, detail: str = CUT_DETAIL) -> JobResult:
-    """What the pool gives a job the batch deadline cut before any run of it ended (and the executor a job no
-    live actor could run: no evidence about the program either)."""
+    """What the pool gives a job no run of which could start before the batch deadline (and the executor a job
+    no live actor could run, or one still waiting for its turn at the deadline: no evidence about the program)."""
     n = count_tests(job.label)
     return JobResult([TestOutcome(Status.TIMEOUT, 0.0, detail) for _ in range(n)], n, waited_s,
                      detail=detail, infra=INFRA_CUT)

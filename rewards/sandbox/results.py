@@ -58,9 +58,9 @@ class JobResult:
     cached: bool = False  # True when this result was shared with an identical job in the batch
     detail: str = ""  # job-level note
     stats: dict = field(default_factory=dict)
-    # Non-empty when the sandbox, not the program, decided this result (e.g. "deadline": the batch deadline cut
-    # the job before any run of it ended; "probe": it cut the rerun of a job that had exceeded its probe, and
-    # this is that first run, at the probe's limits; "lost": the sandbox could not decide it, see INFRA_LOST;
+    # Non-empty when the sandbox, not the program, decided this result (e.g. "deadline": no run of the job could
+    # start before the batch deadline; "probe": its rerun could not, after its first run exceeded the probe, and
+    # this is that first run, at the probe's limits; "overrun": see INFRA_OVERRUN; "lost": see INFRA_LOST;
     # "worker": no worker could run it): never cached, never shared, reported apart from wrong answers.
     infra: str = ""  # INFRA_CUT, INFRA_PROBE, INFRA_OVERRUN, INFRA_LOST, "worker", "executor", ...
 
