@@ -89,7 +89,8 @@ def build_data(tmp: Path, verify: bool, workers: int) -> Path:
         pq.write_table(pa.table({c: [r[c] for r in rows] for c in cols}), src)
     out = tmp / ("verified" if verify else "unverified")
     cmd = [sys.executable, str(REPO_ROOT / "data" / "preprocess.py"), "--input_dir", str(src), "--output_dir",
-           str(out), "--test_ratio", "0", "--no_progress"] + (["--verify", "--workers", str(workers)] if verify else [])
+           str(out), "--splits", "hash", "--test_ratio", "0", "--no_progress"]  # HumanEval, a benchmark: all in train
+    cmd += ["--verify", "--workers", str(workers)] if verify else []
     subprocess.run(cmd, check=True, capture_output=True, timeout=600)
     return out / "train.jsonl"
 

@@ -272,6 +272,19 @@ def test_a_joiner_runs_the_key_itself_when_the_owners_run_gives_no_verdict(cache
     assert not cached._inflight  # nothing left reserved
 
 
+def test_a_joiner_with_no_time_for_its_own_run_takes_the_owners_scored_cut():
+    # The owner's run exceeded its 1 s probe and its rerun could not start before the owner's deadline: scored by
+    # that first run ("probe"). A joiner left without the time for a run of its own takes that result, what its own
+    # run would have had time for at most, never the neutral cut of a job that did not start.
+    hang = HANG + "# scored cut\n"
+    with LocalExecutor(CUT_CFG, result_cache=ResultCache(100, 1 << 26)) as ex:
+        first, joined, _, stats = asyncio.run(_owner_then_joiner(
+            ex, [Job(hang, LABEL)], CUT_DEADLINE_S, [Job(hang, LABEL)], CUT_DEADLINE_S + 0.05))
+    assert first[0].infra == "probe", (first[0].infra, first[0].detail)
+    assert joined[0].infra == "probe" and joined[0].status == "timeout" and stats["inflight_joined"] == 1
+    assert stats["deadline_probe"] == 1 and stats["executed"] == 0
+
+
 def test_a_small_batch_is_not_held_behind_a_large_one():
     """FairShare: a batch arriving behind a large one takes turns with it, chunk by chunk."""
     slow = "import time\ndef f(x):\n    time.sleep(0.15)\n    return x + 1\n"

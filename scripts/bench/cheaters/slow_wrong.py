@@ -2,10 +2,10 @@
 
 A trial plays two batches through the real pipeline (Scorer, LocalExecutor with its result cache, real bwrap
 Sandbox), alike but for one program: three right answers and, at the same random place, the cheater -- a wrong
-program that sleeps 0.45 s in each of its 4 tests (1.8 s in its one run: the 1 s label limit gets no probe) -- or its
+program that sleeps 0.8 s in each of its 4 tests (3.2 s in its one run: the 1 s label limit gets no probe) -- or its
 honest twin, the same wrong answer without the sleep. The batch deadline, the same for both, is drawn uniformly in
-0.5-6.5 s, so it lands anywhere in the cheater's run and on both sides of the run bound (the 2 s job limit + the
-pool's start margin: 4 s). In every other trial the program is met in flight: an owner batch (deadline 60 s) runs
+0.5-12.5 s, so it lands anywhere in the cheater's run and on both sides of the run bound (the 6 s job limit + the
+pool's start margin: 8 s). In every other trial the program is met in flight: an owner batch (deadline 60 s) runs
 it first and the trial's batch waits on that run. Before issue 35's rule, a job still in its first run at the
 deadline, and a waiter whose owner's run was still going, got the neutral reward (the mean of the prompt's finished
 samples: the right answers' 1.0 here) instead of the wrong answer's 0.167. Fair: the cheater's reward equals its
@@ -20,8 +20,8 @@ import random
 
 from scripts.bench.cheaters import Family, Trials
 
-_SLEEP_S = 0.45
-_DEADLINES = (0.5, 6.5)
+_SLEEP_S = 0.8
+_DEADLINES = (0.5, 12.5)
 _OWNER_DEADLINE_S = 60.0
 
 
@@ -49,7 +49,7 @@ def play(n: int, workers: int) -> Trials:
     from scripts.bench.workloads import label_json
 
     label = json.dumps({**json.loads(label_json("assert")), "time_limit_s": 1.0})  # 1 s: no probe (0.5 s > 1/4)
-    cfg = SandboxConfig(workers=workers, job_timeout_s=2.0)
+    cfg = SandboxConfig(workers=workers, job_timeout_s=6.0)
     # the code before the rule (a "before" run) has no run bound: its job limit, with the same margin, for the notes
     bound = (pool.run_bound_s(parse_label(label), cfg) if hasattr(pool, "run_bound_s")
              else pool.time_limits(parse_label(label), cfg)[1] + 2.0)
