@@ -99,9 +99,9 @@ class RewardConfig(_Section):
     answer_format: AnswerFormat = Field(
         "think_answer", description="Format check for rows whose label.extra.answer_format is unset; must agree with the preprocessor's prompt.")
     unmatched_reward: float = Field(0.0, description="Reward for a query whose problem is not in the dataset.")
-    cut_reward_neutral: bool = Field(True, description="A sample the batch deadline cut before any run of it ended "
-                                                       "(one cut in the slow lane keeps its first run's verdict) gets the mean reward of its "
-                                                       "prompt's finished samples in the batch (advantage ~0).")
+    cut_reward_neutral: bool = Field(True, description="A sample no run of which could start before the batch deadline "
+                                                       "(one whose first run exceeded its probe keeps that run's verdict) gets the mean reward "
+                                                       "of its prompt's finished samples in the batch (advantage ~0).")
     cut_reward: float = Field(0.0, description="Reward of a cut sample when cut_reward_neutral is off or none of its "
                                                "prompt's samples finished.")
     normalize: bool = Field(True, description="Divide the weighted sum by the sum of weights (reward in [0, 1] without bonus).")

@@ -4,16 +4,21 @@ Both executors share the batch logic, on the driver: identical jobs (same label,
 run once (the one in-batch dedup: the pool runs every job it is given; SandboxConfig.dedup turns it off),
 each program's first verdict is kept across batches in a ResultCache (rewards/result_cache.py; GRPO
 resamples the same prompt many times), jobs are cut into chunks, and each chunk carries the batch deadline
-down to the pool, which cuts (and stops) what is unfinished when it passes: such results come back with
-JobResult.infra == "deadline" (or "probe": the first run of a job whose rerun was cut), and the cache never
-keeps them. A chunk that does not answer even then (a lost Ray actor) comes back as None.
+down to the pool, which starts no run that could still be going then (docs/reward.md, "The cut rule"): a job it
+could not start comes back with JobResult.infra == "deadline" (or "probe": the first run of a job whose rerun could
+not start; "overrun": a run still going at the deadline), and the cache never keeps them. A chunk that does not answer even then (a lost Ray actor) comes back as None.
 
 With the cache on, a key runs once across concurrent batches too (single flight): a batch that meets a key
 another batch is running awaits that run's verdict instead of running it again, so the verdict a batch gets,
 and the one the cache keeps, never depend on which batch's run ends first (a program slow only when wrong
-would otherwise have its fast passes cached first). A batch whose deadline passes while it waits gets the cut
-it would have got running the job itself; one whose owner's run ends without a verdict of the program (cut by
-the owner's deadline, an executor failure, a cancelled batch) runs the job itself in what time it has left.
+would otherwise have its fast passes cached first). A batch awaits only a run whose batch's deadline is no later
+than its own, so that run's result comes in its time (the pool settles every job by its call's deadline); a run
+owned by a batch with a later deadline could still be going at this one's, so this batch runs the key itself,
+apart (its result is not the key's first run: not cached). One whose owner's run ends without a verdict of the
+program (its job left unstarted, an executor failure, a cancelled batch) runs the job itself in what time it has
+left; one whose owner's run was scored past its limits (probe, overrun) takes that unless it has the time for a
+run of its own. So a waiter gets the owner's verdict or its own run's, never a cut a program could buy by
+being slow (docs/reward.md, "The cut rule").
 """
 
 from __future__ import annotations
@@ -38,9 +43,13 @@ from .config import SandboxConfig
 from .result_cache import KEY_BYTES, ResultCache, limits_digest, program_decided, result_key
 from .sandbox import Job, JobResult, Sandbox, Status, TestOutcome, count_tests
 from .sandbox.inside.framing import CUT_DETAIL
-from .sandbox.results import INFRA_CUT, INFRA_LOST, INFRA_PROBE
+from .sandbox.pool import run_bound_s
+from .sandbox.results import INFRA_CUT, INFRA_LOST, INFRA_OVERRUN, INFRA_PROBE
 
 log = logging.getLogger("coderl.reward_server")
+# How long past its own deadline a batch awaits a run owned by a batch whose deadline is no later (the hand-over
+# of a result the owner's pool settled by then: a Ray round trip)
+_BORROW_GRACE_S = 1.0
 _LATE_S = 10.0  # how long past the deadline a chunk may take to bring back its cut results (a Ray round trip)
 
 LOST_DETAIL = "cut: its executor failed and no live one could rerun it in the batch's time"
@@ -115,8 +124,8 @@ def _chunk_results(task: asyncio.Future, n: int) -> list[JobResult | None]:
 
 
 def _cut(job: Job, waited_s: float, detail: str = CUT_DETAIL) -> JobResult:
-    """What the pool gives a job the batch deadline cut before any run of it ended (and the executor a job no
-    live actor could run: no evidence about the program either)."""
+    """What the pool gives a job no run of which could start before the batch deadline (and the executor a job
+    no live actor could run, or one still waiting for its turn at the deadline: no evidence about the program)."""
     n = count_tests(job.label)
     return JobResult([TestOutcome(Status.TIMEOUT, 0.0, detail) for _ in range(n)], n, waited_s,
                      detail=detail, infra=INFRA_CUT)
@@ -133,8 +142,9 @@ class BaseExecutor:
         self.result_cache = result_cache
         self.chunk_size = chunk_size
         self._abandoned: set[asyncio.Future] = set()
-        # cache key -> the verdict of the run of it a batch now in flight owns (single flight across batches)
-        self._inflight: dict[bytes, asyncio.Future] = {}
+        # cache key -> (the verdict of the run of it a batch now in flight owns, that batch's deadline (monotonic)):
+        # single flight across batches
+        self._inflight: dict[bytes, tuple[asyncio.Future, float]] = {}
         self._fair: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> its FairShare
         self.last_stats: dict = {}
 
@@ -195,12 +205,14 @@ class BaseExecutor:
         return max(1, min(max(min(n, 8), math.ceil(n / (4 * self.workers))), self.capacity // 2))
 
     def _lookup(self, part: Sequence[Job], keys: list[bytes], todo: OrderedDict[bytes, list[int]], base: int,
-                owned: dict[bytes, asyncio.Future], borrowed: dict[bytes, asyncio.Future],
+                owned: dict[bytes, asyncio.Future], borrowed: dict[bytes, asyncio.Future], deadline: float,
                 ) -> tuple[list[JobResult | None], list[bytes]]:
         """For jobs base.. of a batch: the results the cache already has, and the keys of those still to run
         (added to todo, which groups the batch's job indices by key: a duplicate shares the first one's run).
-        A key another batch is running goes to borrowed (its run's future), one this batch runs to owned. On
-        the event loop, in one step: between the cache's answer and the reservation no run can end."""
+        A key another batch is running goes to borrowed (its run's future) when that batch's deadline is no later
+        than this one's (the monotonic `deadline`); else this batch runs it apart (neither owned nor cached). One
+        this batch runs first goes to owned. On the event loop, in one step: between the cache's answer and the
+        reservation no run can end."""
         cache, dedup = self.result_cache, self.sandbox_cfg.dedup
         loop = asyncio.get_running_loop()
         results: list[JobResult | None] = [None] * len(part)
@@ -215,13 +227,14 @@ class BaseExecutor:
                 if not dedup:  # a run of its own: the key made unique by the job's place (the cache's: k[:KEY_BYTES])
                     k += (base + i).to_bytes(8, "little")
                 todo[k] = [base + i]
-                if cache is None or not dedup:
-                    new.append(k)
-                elif (run := self._inflight.get(k)) is not None and run.get_loop() is loop:
-                    borrowed[k] = run
-                else:
-                    owned[k] = self._inflight[k] = loop.create_future()
-                    new.append(k)
+                flight = self._inflight.get(k) if cache is not None and dedup else None
+                if flight is not None and flight[0].get_loop() is loop and flight[1] <= deadline:
+                    borrowed[k] = flight[0]
+                    continue
+                new.append(k)
+                if cache is not None and dedup and (flight is None or flight[0].get_loop() is not loop):
+                    owned[k] = loop.create_future()
+                    self._inflight[k] = (owned[k], deadline)
         return results, new
 
     def _settle(self, k: bytes, res: JobResult | None, owned: dict[bytes, asyncio.Future]) -> None:
@@ -232,7 +245,7 @@ class BaseExecutor:
         if run is None:
             return
         self.result_cache.put(k[:KEY_BYTES], res)
-        if self._inflight.get(k) is run:
+        if self._inflight.get(k, (None,))[0] is run:
             del self._inflight[k]
         if not run.done():
             run.set_result(res)
@@ -240,18 +253,24 @@ class BaseExecutor:
     async def _borrow(self, k: bytes, run: asyncio.Future, todo: OrderedDict[bytes, list[int]], jobs: list[Job],
                       deadline: float, deadline_s: float, owned: dict[bytes, asyncio.Future],
                       reran: set[bytes], batch: object = None) -> JobResult | None:
-        """The verdict of another batch's run of k, awaited until this batch's deadline (then cut, as the pool
-        cuts a job that has not ended); if that run ends with no verdict of the program, this batch runs k."""
+        """The result of another batch's run of k (whose deadline is no later than this one's: it comes by then, or
+        _BORROW_GRACE_S later for the hand-over). A verdict is taken; a run scored past its limits (probe, overrun)
+        too unless this batch has the time for a run of its own; a run with no verdict of the program is run here."""
         t0 = time.monotonic()
         try:
-            res = await asyncio.wait_for(asyncio.shield(run), timeout=max(deadline - t0, 0.0))
-        except TimeoutError:
+            res = await asyncio.wait_for(asyncio.shield(run), timeout=max(deadline + _BORROW_GRACE_S - t0, 0.0))
+        except TimeoutError:  # the owner's executor never handed it over (a lost actor): not the program's doing
             return _cut(jobs[todo[k][0]], time.monotonic() - t0)
+        job = jobs[todo[k][0]]
         if program_decided(res):
             return replace(res, cached=True)
+        scored = res is not None and res.infra in (INFRA_PROBE, INFRA_OVERRUN)
+        if scored and time.monotonic() + run_bound_s(job.label, self.sandbox_cfg) > deadline:
+            return replace(res, cached=True)  # what its own run would have had time for at most
         if time.monotonic() >= deadline:
-            return _cut(jobs[todo[k][0]], time.monotonic() - t0)
-        owned[k] = self._inflight[k] = asyncio.get_running_loop().create_future()
+            return _cut(job, time.monotonic() - t0)
+        owned[k] = asyncio.get_running_loop().create_future()
+        self._inflight[k] = (owned[k], deadline)
         reran.add(k)
         out = await self._wait([self._start([k], todo, jobs, deadline, owned=owned, batch=batch)], deadline + _LATE_S,
                                deadline_s, 1)
@@ -289,7 +308,7 @@ class BaseExecutor:
                 jobs.extend(part)
                 # Off the event loop: hashing a big batch's code takes tens of milliseconds.
                 keys = await asyncio.to_thread(lambda p=part: [result_key(job, limits) for job in p])
-                res, new = self._lookup(part, keys, todo, base, owned, borrowed)
+                res, new = self._lookup(part, keys, todo, base, owned, borrowed, t0 + deadline_s)
                 results.extend(res)
                 waiting.extend(new)
                 if progress is not None:
@@ -322,7 +341,7 @@ class BaseExecutor:
 
     def _account(self, todo, outs, results, jobs, lent, reran, deadline_s, t0, before) -> dict:
         """Put each key's result at every index that asked for it; the batch's stats, its cuts and losses logged."""
-        missed = cut = probed = infra = shared = lost = 0
+        missed = cut = probed = overran = infra = shared = lost = 0
         for k, idx in todo.items():
             res = outs[k]
             if res is None:
@@ -331,9 +350,10 @@ class BaseExecutor:
             if res.infra:  # the sandbox decided it, not the program
                 if res.detail.startswith(LOST_DETAIL) or res.infra == INFRA_LOST:  # no live executor, or the sandbox lost it
                     lost += len(idx)
-                elif res.infra in (INFRA_CUT, INFRA_PROBE):  # cut; "probe": scored by the run that exceeded its probe
+                elif res.infra in (INFRA_CUT, INFRA_PROBE, INFRA_OVERRUN):  # cut; the last two scored by their runs
                     cut += len(idx)
                     probed += len(idx) if res.infra == INFRA_PROBE else 0
+                    overran += len(idx) if res.infra == INFRA_OVERRUN else 0
                 else:
                     infra += len(idx)
             for n, i in enumerate(idx):
@@ -343,7 +363,7 @@ class BaseExecutor:
         joined = sum(1 for k in lent if outs[k] is not None and outs[k].cached)  # the others: cut waiting, or run here
         stats = {"jobs": len(jobs), "executed": len(todo) - len(lent) + len(reran), "cache_hits": hits + shared + joined,
                  "result_cache_hits": hits, "inflight_joined": joined,
-                 "deadline_missed": missed, "deadline_cut": cut, "deadline_probe": probed,
+                 "deadline_missed": missed, "deadline_cut": cut, "deadline_probe": probed, "deadline_overrun": overran,
                  "infra_failed": infra, "executor_cut": lost,
                  "seconds": time.monotonic() - t0}
         if lost:
@@ -352,7 +372,8 @@ class BaseExecutor:
         if cut or missed:
             log.warning("batch deadline (%.1fs) passed: %d of %d jobs cut%s; they get the cut reward, not a verdict%s",
                         deadline_s, cut + missed, len(jobs), f" ({missed} never answered)" if missed else "",
-                        f", but for {probed} that had exceeded their probe: their first run's" if probed else "")
+                        (f", but for {probed} that had exceeded their probe: their first run's" if probed else "") +
+                        (f", but for {overran} still running past their job limit: timeouts" if overran else ""))
         if before is not None:
             after = self.result_cache.stats()
             stats.update(result_cache_misses=after.misses - before.misses,

@@ -22,10 +22,13 @@ event loop. A label's tests travel to a worker once (by digest) and are compiled
 Lanes: a job first runs in the fast lane with its per-test limit capped at a short probe limit; a test that
 exceeds the probe ends that run and the job goes to the slow lane, where it runs again from the start with
 its full limits. Dispatchers take fast-lane work first, from every call, so honest work never queues behind
-programs that hang. A call's deadline cuts it: its queued jobs are settled at once and its running ones are
-aborted in their workers, which stay warm; such results carry ``infra="deadline"`` — except a job that had
-already exceeded its probe: it keeps its first run's verdict (``infra="probe"``), so that a program never
-scores more by being too slow to finish than by finishing.
+programs that hang. A call's deadline: a run starts only while its job limit (the hard bound the worker puts on
+any run) and START_MARGIN_S are left before it, so no program can be still running at the deadline by its own
+choice of speed. A job that could not start in time is settled at once with ``infra="deadline"`` (no verdict: its
+place in the queue, not its program, decided it) — except a job that had already exceeded its probe: it keeps
+its first run's verdict (``infra="probe"``). A run still going at the deadline overran its bound: its decided
+tests stand, the rest are timeouts (``infra="overrun"``), and its worker aborts it and stays warm. A program
+never scores more by being too slow to finish than by finishing (docs/reward.md, "The cut rule").
 
 A run the sandbox could not decide (its worker died or overran, a worker fault, its judge killed from outside the
 job) is never the program's failure: the job runs once more, and if that is lost too (or its call was cut first)
@@ -54,6 +57,7 @@ from .plan import plan
 from .results import (
     INFRA_CUT,
     INFRA_LOST,
+    INFRA_OVERRUN,
     INFRA_PROBE,
     STATUSES,
     Job,
@@ -64,6 +68,10 @@ from .results import (
 )
 
 PROBE_CUT_DETAIL = "cut by the batch deadline before its rerun with full limits: its first run, at the probe's limits"
+OVERRUN_DETAIL = "still running at the batch deadline, past its job limit: a timeout"
+# What a run may take past its job limit (the worker's 1 s grace for a judge to report after a kill, cleanup) and
+# before it (dispatch, the label's tests to a worker): a run starts only with its job limit and this much left.
+START_MARGIN_S = 2.0
 
 log = logging.getLogger(__name__)
 _ABORT_GRACE_S = 5.0  # how long a worker told to abort a job may take to answer before it is replaced
@@ -71,6 +79,12 @@ _ABORT_GRACE_S = 5.0  # how long a worker told to abort a job may take to answer
 # derived from ref_time_s (<= 4 x ref, probe >= 2 x ref) are tight already, so those jobs run once, final
 # (scripts/bench/load.py, verified labels: 5% hangs 25.6 s with a 0.5 s probe, 17.1 s without).
 _PROBE_SHARE = 0.25
+
+
+def run_bound_s(label, cfg: SandboxConfig) -> float:
+    """The longest a run of a job of this label takes, start to reply: its job limit (a hard wall-clock bound in
+    the worker, whatever the test limits, probes, informed tests and starved credit) plus START_MARGIN_S."""
+    return time_limits(label, cfg)[1] + START_MARGIN_S
 
 
 def time_limits(label, cfg: SandboxConfig) -> tuple[float, float, float]:
@@ -98,10 +112,11 @@ class _Batch:
     a condition each, and for arun a call into the event loop per job) cost the server's GIL more than
     the rest of a job's dispatch."""
 
-    __slots__ = ("left", "lock", "event", "wake", "cut", "items")
+    __slots__ = ("left", "lock", "event", "wake", "cut", "items", "deadline")
 
-    def __init__(self, wake=None) -> None:
+    def __init__(self, wake=None, deadline: float = float("inf")) -> None:
         self.left = 0
+        self.deadline = deadline  # monotonic: no run starts that could still be going then
         self.lock = threading.Lock()
         self.event = threading.Event() if wake is None else None
         self.wake = wake  # arun: called in whichever thread finishes the last job
@@ -130,10 +145,11 @@ def _settle(item: _Item, result: JobResult) -> None:
 
 class _Item:
     __slots__ = ("job", "payload", "spec", "expected", "batch", "result", "t0", "probe", "slot", "first", "kept",
-                 "lost")
+                 "lost", "bound")
 
     def __init__(self, job: Job, payload: dict, spec: dict, expected: int, probe: float) -> None:
         self.job, self.payload, self.spec, self.expected = job, payload, spec, expected
+        self.bound = payload["job_timeout_s"] + START_MARGIN_S  # run_bound_s: the longest any run of it takes
         self.batch: _Batch | None = None
         self.result: JobResult | None = None
         self.t0 = time.monotonic()
@@ -214,7 +230,8 @@ class Sandbox:
         self._lock = threading.Lock()
         self._state = "new"
         self._stats = {"jobs": 0, "tests": 0, "worker_restarts": 0, "worker_failures": 0,
-                       "slow_lane": 0, "cut": 0, "aborted": 0, "rerun_lost": 0, "lost": 0}
+                       "slow_lane": 0, "cut": 0, "not_started": 0, "overrun": 0, "aborted": 0, "rerun_lost": 0,
+                       "lost": 0}
         self._limits: dict | None = None  # the part of a job's payload that all jobs share
         self._tmp: tempfile.TemporaryDirectory | None = None
         self.landlock: list[str] = []  # what Landlock confines in the candidates ([] = not available / off)
@@ -289,7 +306,13 @@ class Sandbox:
             with item.batch.lock:
                 if item.batch.cut or item.result is not None:
                     continue  # settled when its call was cut
-                item.slot = slot
+                late = time.monotonic() + item.bound > item.batch.deadline
+                if not late:
+                    item.slot = slot
+            if late:  # it could still be running at the deadline: not started, settled now as the deadline would
+                self._stats["not_started"] += 1
+                _settle(item, self._unstarted(item))
+                continue
             try:
                 os.read(wake, 4096)  # a wake-up meant for a job that had already ended
             except BlockingIOError:
@@ -434,6 +457,8 @@ class Sandbox:
                 return
             item.lost += 1
             again = item.lost == 1 and not batch.cut
+            if again:
+                item.slot = None  # waiting for its rerun, not running: a cut now is no overrun
         item.kept.update(kept or {})
         if again:
             self._stats["rerun_lost"] += 1
@@ -509,7 +534,7 @@ class Sandbox:
                    "max_output": max_output, **self._limits}
         return payload, p["spec"], len(p["spec"]["plan"]), probe
 
-    def _submit(self, jobs: Sequence[Job], wake=None) -> tuple[list[_Item], _Batch]:
+    def _submit(self, jobs: Sequence[Job], wake=None, deadline_s: float | None = None) -> tuple[list[_Item], _Batch]:
         if self._state != "running":
             self.start()
         items: list[_Item] = []
@@ -518,7 +543,7 @@ class Sandbox:
                 raise TypeError(f"expected coderl.rewards.sandbox.Job, got {type(job).__name__}")
             payload, spec, expected, probe = self._payload(job)
             items.append(_Item(job, payload, spec, expected, probe))
-        batch = _Batch(wake)
+        batch = _Batch(wake, float("inf") if deadline_s is None else time.monotonic() + deadline_s)
         batch.left = len(items)
         batch.items = items
         for item in items:
@@ -535,8 +560,27 @@ class Sandbox:
             self._stats["tests"] += sum(it.expected for it in items)
         return items, batch
 
-    def _cut(self, batch: _Batch) -> None:
-        """End a call now: its unfinished jobs get a "deadline" result, and the workers running them abort them."""
+    @staticmethod
+    def _unstarted(item: _Item) -> JobResult:
+        """A job the deadline left waiting: no verdict ("deadline": the caller's neutral reward, its place in the
+        queue decided it), unless it had exceeded its probe: then that run's verdict (a hang, or a program slow by
+        choice, deferred to the slow lane keeps what its first run showed: never more than finishing)."""
+        return item.first or JobResult([TestOutcome(Status.TIMEOUT, 0.0, CUT_DETAIL) for _ in range(item.expected)],
+                                       item.expected, time.monotonic() - item.t0, detail=CUT_DETAIL, infra=INFRA_CUT)
+
+    def _overrun(self, item: _Item) -> JobResult:
+        """A run still going at the deadline. It started with its whole bound left (run_bound_s), so it is past its job
+        limit: the tests its runs decided stand, the others are timeouts, as the job limit would have left them."""
+        self._stats["overrun"] += 1
+        log.warning("a run was still going at the batch deadline, past its %.1f s job limit + %.1f s: scored as "
+                    "timeouts", item.payload["job_timeout_s"], START_MARGIN_S)
+        return JobResult([item.kept.get(i) or TestOutcome(Status.TIMEOUT, 0.0, OVERRUN_DETAIL)
+                          for i in range(item.expected)], item.expected, time.monotonic() - item.t0,
+                         detail=OVERRUN_DETAIL, infra=INFRA_OVERRUN)
+
+    def _cut(self, batch: _Batch, deadline: bool = True) -> None:
+        """End a call now (its deadline passed, or its caller gave up): its unfinished jobs are settled, and the
+        workers running them abort them."""
         with batch.lock:
             if batch.cut:
                 return
@@ -545,12 +589,8 @@ class Sandbox:
         n = 0
         for item, slot in left:
             n += 1
-            # A job cut before any run of it ended is no evidence about its program: "deadline" (the caller's
-            # neutral reward). One that had exceeded its probe is: a hang (or a slow program) cut in the slow
-            # lane keeps what its first run showed, never more than finishing would have given it.
-            _settle(item, item.first or JobResult([TestOutcome(Status.TIMEOUT, 0.0, CUT_DETAIL) for _ in range(item.expected)],
-                                                  item.expected, time.monotonic() - item.t0, detail=CUT_DETAIL,
-                                                  infra=INFRA_CUT))
+            running = slot is not None and item.first is None
+            _settle(item, self._overrun(item) if running and deadline else self._unstarted(item))
             if slot is not None:
                 try:
                     os.write(self._wakes[slot][1], b"x")
@@ -559,9 +599,9 @@ class Sandbox:
         self._stats["cut"] += n
 
     def run(self, jobs: Sequence[Job], deadline_s: float | None = None) -> list[JobResult]:
-        """Run jobs (blocking, thread-safe); results in input order. Never raises for a bad program. Jobs not
-        finished within deadline_s seconds are cut: their result has infra="deadline"."""
-        items, batch = self._submit(jobs)
+        """Run jobs (blocking, thread-safe); results in input order. Never raises for a bad program. A job whose run
+        could not start with run_bound_s left before deadline_s is cut: its result has infra="deadline"."""
+        items, batch = self._submit(jobs, deadline_s=deadline_s)
         if not batch.event.wait(deadline_s):
             self._cut(batch)
         return [it.result for it in items]
@@ -579,13 +619,13 @@ class Sandbox:
             except RuntimeError:  # the loop was closed meanwhile: nobody waits any more
                 pass
 
-        items, batch = self._submit(jobs, wake)
+        items, batch = self._submit(jobs, wake, deadline_s)
         try:
             await asyncio.wait_for(asyncio.shield(done), deadline_s)
         except asyncio.TimeoutError:
             self._cut(batch)
         except asyncio.CancelledError:
-            self._cut(batch)
+            self._cut(batch, deadline=False)
             raise
         return [it.result for it in items]
 

@@ -16,8 +16,11 @@ Status = framing.Status
 STATUSES = framing.STATUSES
 
 # JobResult.infra values that callers tell apart from the other reasons (any non-empty one: never cached).
-INFRA_CUT = "deadline"  # the batch deadline cut the job before any run of it ended: no verdict
+INFRA_CUT = "deadline"  # the batch deadline left the job waiting: no run of it could start in time; no verdict
 INFRA_PROBE = "probe"  # the first run of a job whose rerun the deadline cut, at its probe's limits
+# a run still going at the batch deadline although it started with its job limit left: past its limits, scored (its
+# decided tests kept, the rest timeouts), never cached
+INFRA_OVERRUN = "overrun"
 # the sandbox lost the job twice (its worker or judge killed from outside, a worker fault), or once with no time
 # left to run it again: no verdict, reported and rewarded as a deadline cut
 INFRA_LOST = "lost"
@@ -55,11 +58,11 @@ class JobResult:
     cached: bool = False  # True when this result was shared with an identical job in the batch
     detail: str = ""  # job-level note
     stats: dict = field(default_factory=dict)
-    # Non-empty when the sandbox, not the program, decided this result (e.g. "deadline": the batch deadline cut
-    # the job before any run of it ended; "probe": it cut the rerun of a job that had exceeded its probe, and
-    # this is that first run, at the probe's limits; "lost": the sandbox could not decide it, see INFRA_LOST;
+    # Non-empty when the sandbox, not the program, decided this result (e.g. "deadline": no run of the job could
+    # start before the batch deadline; "probe": its rerun could not, after its first run exceeded the probe, and
+    # this is that first run, at the probe's limits; "overrun": see INFRA_OVERRUN; "lost": see INFRA_LOST;
     # "worker": no worker could run it): never cached, never shared, reported apart from wrong answers.
-    infra: str = ""  # INFRA_CUT, INFRA_PROBE, INFRA_LOST, "worker", "executor", ...
+    infra: str = ""  # INFRA_CUT, INFRA_PROBE, INFRA_OVERRUN, INFRA_LOST, "worker", "executor", ...
 
     @property
     def passed(self) -> int:

@@ -22,6 +22,7 @@ from coderl.rewards.executors import LocalExecutor, RayExecutor
 from coderl.rewards.labels import parse_label
 from coderl.rewards.result_cache import ResultCache
 from coderl.rewards.sandbox import Job
+from coderl.rewards.sandbox.pool import run_bound_s
 from tests.support import (
     PARTIAL_RATE,
     PROBLEMS,
@@ -82,9 +83,14 @@ def test_ray_executor_scores_batches_on_actors(tmp_path, ray_address):
 LABEL = parse_label({"format": "assert", "tests": ["assert f(1) == 2", "assert f(2) == 3"]})
 GOOD, HANG = "def f(x):\n    return x + 1\n", "def f(x):\n    while True:\n        pass\n"
 CFG = SandboxConfig(workers=2, test_timeout_s=5.0, probe_s=0.2)  # the right job runs first in every pool
+# A run starts only with its bound left before the deadline (pool.run_bound_s: the 8 s job limit + margin). A
+# deadline 0.9 s past that bound lets the first runs that start at once run, and no rerun: a rerun is taken
+# after its first run's 1 s probe ran out.
+CUT_CFG = SandboxConfig(workers=2, test_timeout_s=4.0, job_timeout_s=8.0, probe_s=1.0)
+CUT_DEADLINE_S = run_bound_s(LABEL, CUT_CFG) + 0.9
 
 
-def _cut_batch(executor, n_hangs: int = 4, deadline_s: float = 1.0):
+def _cut_batch(executor, n_hangs: int = 4, deadline_s: float = CUT_DEADLINE_S):
     jobs = [Job(GOOD, LABEL)] + [Job(HANG + f"# {i}\n", LABEL) for i in range(n_hangs)]
     t0 = time.monotonic()
     res = asyncio.run(executor.run(jobs, deadline_s))
@@ -92,14 +98,17 @@ def _cut_batch(executor, n_hangs: int = 4, deadline_s: float = 1.0):
 
 
 def test_local_executor_cuts_at_the_deadline_and_never_caches_a_cut():
-    ex = LocalExecutor(CFG, result_cache=ResultCache(100, 1 << 26), chunk_size=1)
+    ex = LocalExecutor(CUT_CFG, result_cache=ResultCache(100, 1 << 26), chunk_size=1)
     ex.start()
     try:
         res, took = _cut_batch(ex)
-        assert took < 2.5, f"{took:.1f} s: the executor waited past its deadline"
+        # settled as soon as no run of theirs could start in time, not at the deadline
+        assert took < 4.0, f"{took:.1f} s: the executor waited for work that could not start in time"
         assert res[0].pass_rate == 1.0 and not res[0].infra
-        # cut in the slow lane (their first run exceeded the probe: "probe"), or before their first run ended
+        # the first run exceeded the probe, its rerun could not start: that run's verdict ("probe"); or its
+        # first run could not start in time ("deadline": the neutral reward, its place in the queue decided it)
         assert {r.infra for r in res[1:]} <= {"probe", "deadline"} and all(r.status == "timeout" for r in res[1:])
+        assert "probe" in {r.infra for r in res[1:]}
         st = ex.last_stats
         assert st["deadline_cut"] == 4 and st["deadline_missed"] == 0
         again, _ = _cut_batch(ex)  # the same jobs: only the right program's verdict was kept
@@ -114,11 +123,11 @@ def test_local_executor_cuts_at_the_deadline_and_never_caches_a_cut():
 
 
 def test_ray_executor_passes_the_deadline_to_its_actors(ray_address):
-    ex = RayExecutor(CFG.model_copy(update={"workers": 1}), ray_address, actors=2, chunk_size=1)
+    ex = RayExecutor(CUT_CFG.model_copy(update={"workers": 1}), ray_address, actors=2, chunk_size=1)
     ex.start()
     try:
-        res, took = _cut_batch(ex, n_hangs=3, deadline_s=1.5)
-        assert took < 5, f"{took:.1f} s"
+        res, took = _cut_batch(ex, n_hangs=3)
+        assert took < 6, f"{took:.1f} s"
         assert res[0].pass_rate == 1.0
         assert {r.infra for r in res[1:]} <= {"probe", "deadline"}
         assert ex.last_stats["deadline_cut"] == 3
@@ -176,7 +185,7 @@ def _slow(s: float, tag: str) -> str:
 async def _owner_then_joiner(ex, owner_jobs, owner_deadline, joiner_jobs, joiner_deadline, cancel_owner=False):
     """Two batches: the owner starts first (its runs reserved), the joiner meets the same keys in flight."""
     owner = asyncio.ensure_future(ex.run(owner_jobs, owner_deadline))
-    while not ex._inflight:  # the owner has reserved its keys
+    while not ex._inflight and not owner.done():  # the owner has reserved its keys (or already ended)
         await asyncio.sleep(0.01)
     if cancel_owner:
         owner.cancel()
@@ -214,9 +223,34 @@ def test_concurrent_batches_run_a_key_once_and_get_its_one_verdict(cached):
     assert [(r.status, r.passed) for r in again] == [(r.status, r.passed) for r in a] and all(r.cached for r in again)
 
 
-def test_a_joiner_whose_deadline_passes_is_cut_as_its_own_run_would_be(cached):
+BOUND_S = run_bound_s(LABEL, CFG)  # no run starts with less than this left before its batch's deadline
+
+
+@pytest.mark.parametrize("program", ["right", "slow_wrong"])
+def test_a_joiner_whose_deadline_comes_first_runs_the_key_apart(cached, program):
+    # The owner's run (deadline later than the joiner's) could still be going at the joiner's deadline: awaited, it
+    # gave the joiner the neutral cut, which a wrong program bought by being slow. The joiner runs the key itself:
+    # its own run's verdict, never cached (the key's first run is the owner's).
+    code = _slow(0.4, f"joiner apart {program}")
+    if program == "slow_wrong":
+        code = code.replace("return x + 1", "return x")
+    first, joined, took, stats = asyncio.run(_owner_then_joiner(
+        cached, [Job(code, LABEL)], BOUND_S + 30, [Job(code, LABEL)], BOUND_S + 5))
+    want = 1.0 if program == "right" else 0.0
+    assert joined[0].pass_rate == want and not joined[0].infra and not joined[0].cached, joined[0]
+    assert stats["executed"] == 1 and stats["inflight_joined"] == 0 and stats["deadline_cut"] == 0
+    assert first[0].pass_rate == want and not first[0].infra
+    again = asyncio.run(cached.run([Job(code, LABEL)], 30))[0]
+    assert again.cached and again.pass_rate == want  # the owner's run is the one kept
+    assert not cached._inflight
+
+
+def test_a_joiner_whose_own_run_cannot_start_is_cut_as_it_would_be(cached):
+    # A joiner whose deadline leaves no time for a run of its own gets what its own run would: not started, the
+    # neutral cut, whatever the program does (its speed cannot change that no run of it starts).
     code = _slow(2.0, "joiner cut")
-    first, joined, took, stats = asyncio.run(_owner_then_joiner(cached, [Job(code, LABEL)], 30, [Job(code, LABEL)], 0.5))
+    first, joined, took, stats = asyncio.run(_owner_then_joiner(cached, [Job(code, LABEL)], BOUND_S + 10,
+                                                                [Job(code, LABEL)], 0.5))
     assert took < 1.5, f"{took:.1f} s: the joiner waited past its deadline"
     assert joined[0].infra == "deadline" and joined[0].status == "timeout" and stats["deadline_cut"] == 1
     assert first[0].pass_rate == 1.0 and not first[0].infra  # the owner's run went on, its verdict cached
@@ -225,14 +259,30 @@ def test_a_joiner_whose_deadline_passes_is_cut_as_its_own_run_would_be(cached):
 
 @pytest.mark.parametrize("how", ["owner_cut", "owner_cancelled"])
 def test_a_joiner_runs_the_key_itself_when_the_owners_run_gives_no_verdict(cached, how):
+    # owner_cut: its first run exceeds the 0.2 s probe and its rerun cannot start before its deadline ("probe", or
+    # "deadline" if even the first could not); the joiner, with the time for a run of its own, runs it
     code = _slow(0.8, how)
     first, joined, _, stats = asyncio.run(_owner_then_joiner(
-        cached, [Job(code, LABEL)], 0.3, [Job(code, LABEL)], 30, cancel_owner=how == "owner_cancelled"))
+        cached, [Job(code, LABEL)], BOUND_S + 0.15 if how == "owner_cut" else 30, [Job(code, LABEL)], BOUND_S + 30,
+        cancel_owner=how == "owner_cancelled"))
     assert joined[0].pass_rate == 1.0 and not joined[0].infra and not joined[0].cached
     assert stats["executed"] == 1 and stats["inflight_joined"] == 0
     if first is not None:
         assert first[0].infra in ("deadline", "probe")
     assert not cached._inflight  # nothing left reserved
+
+
+def test_a_joiner_with_no_time_for_its_own_run_takes_the_owners_scored_cut():
+    # The owner's run exceeded its 1 s probe and its rerun could not start before the owner's deadline: scored by
+    # that first run ("probe"). A joiner left without the time for a run of its own takes that result, what its own
+    # run would have had time for at most, never the neutral cut of a job that did not start.
+    hang = HANG + "# scored cut\n"
+    with LocalExecutor(CUT_CFG, result_cache=ResultCache(100, 1 << 26)) as ex:
+        first, joined, _, stats = asyncio.run(_owner_then_joiner(
+            ex, [Job(hang, LABEL)], CUT_DEADLINE_S, [Job(hang, LABEL)], CUT_DEADLINE_S + 0.05))
+    assert first[0].infra == "probe", (first[0].infra, first[0].detail)
+    assert joined[0].infra == "probe" and joined[0].status == "timeout" and stats["inflight_joined"] == 1
+    assert stats["deadline_probe"] == 1 and stats["executed"] == 0
 
 
 def test_a_small_batch_is_not_held_behind_a_large_one():

@@ -8,7 +8,9 @@ import pytest
 
 from coderl.rewards.config import RewardConfig, SandboxConfig
 from coderl.rewards.executors import LocalExecutor
+from coderl.rewards.labels import parse_label
 from coderl.rewards.pipeline import Scorer, ascore, score
+from coderl.rewards.sandbox.pool import run_bound_s
 from tests.support import PARTIAL_RATE, PROBLEMS, graded_batch, label_json, think
 
 pytestmark = pytest.mark.timeout(300)
@@ -185,13 +187,18 @@ def test_score_in_process_gets_the_lanes_and_the_deadline(caplog):
         assert [b.score for b in items] == [0.0] * 5 + [1.0, 1.0]
         assert [b.status for b in items[:5]] == ["timeout"] * 5
         assert ex.info()["stats"]["slow_lane"] >= 6  # the hangs and the busy one exceeded the probe
-        cut = score(scorer, ex, [think(f"{hang}\n# again {i}") for i in range(5)] + [think(good + "\n# again")],
-                    None, labels[:6], deadline_s=0.9)
+    # A run starts only with its bound (the 8 s job limit + margin) left before the deadline: 0.9 s past it, the
+    # first runs start at once and no rerun can (each waits for its first run's 1 s probe to run out).
+    cut_cfg = SandboxConfig(workers=2, test_timeout_s=4.0, job_timeout_s=8.0, probe_s=1.0)
+    with LocalExecutor(cut_cfg) as ex:
+        bound = run_bound_s(parse_label(labels[0]), cut_cfg)
+        cut = score(scorer, ex, [think(good + "\n# again")] + [think(f"{hang}\n# again {i}") for i in range(2)],
+                    None, labels[:3], deadline_s=bound + 0.9)
     # Cut in the slow lane, after their first run exceeded the probe: that run's verdict, what finishing gave
     # them, never the neutral reward (the right program's here: hanging would beat answering wrong).
-    assert [b.status for b in cut] == ["timeout"] * 5 + ["passed"]
-    assert "5 of 6 jobs cut" in caplog.text and "for 5 that had exceeded their probe" in caplog.text
-    assert [b.reward for b in cut[:5]] == pytest.approx([items[0].reward] * 5) and items[0].reward < cut[5].reward
+    assert [b.status for b in cut] == ["passed"] + ["timeout"] * 2
+    assert "2 of 3 jobs cut" in caplog.text and "for 2 that had exceeded their probe" in caplog.text
+    assert [b.reward for b in cut[1:]] == pytest.approx([items[0].reward] * 2) and items[0].reward < cut[0].reward
 
 
 def test_a_job_the_sandbox_lost_gets_the_cut_reward_never_a_failures():
@@ -215,6 +222,34 @@ def test_a_job_the_sandbox_lost_gets_the_cut_reward_never_a_failures():
     assert [b.status for b in items] == ["passed", "failed", "deadline"]
     assert items[2].reward == pytest.approx((items[0].reward + items[1].reward) / 2)
     assert extra_logs(items)["reward/cut"] == [0.0, 0.0, 1.0]
+
+
+def test_a_slow_wrong_program_cut_in_its_run_scores_as_a_wrong_answer_never_the_neutral_cut():
+    # A wrong program still running at the deadline (the pool starts a run only with its job limit left, so such a
+    # run overran it: infra "overrun", its undecided tests timeouts) is scored by what its run shows, as if it had
+    # finished at its job limit: never more than its fast twin's wrong answer, never the prompt's mean (0.72 of
+    # the group's right answers once, issue 35), and not counted as cut in reward/cut.
+    from dataclasses import replace
+
+    from coderl.rewards.code_reward import extra_logs
+    from coderl.rewards.sandbox import Status, TestOutcome
+    from coderl.rewards.sandbox.results import INFRA_OVERRUN
+
+    good = PROBLEMS["assert"][2]
+    wrong = good.replace("return", "return -1 +")
+    texts = [think(good + f"\n# {i}") for i in range(3)] + [think(wrong), think(wrong + "\n# slow")]
+    labels = [label_json("assert")] * len(texts)
+    scorer = Scorer(RewardConfig())
+    prepared = scorer.prepare(texts, None, labels)
+    positions, jobs = scorer.jobs(prepared)
+    with LocalExecutor(CFG) as ex:
+        results = asyncio.run(ex.run(jobs, 120))
+    overrun = replace(results[4], infra=INFRA_OVERRUN,
+                      outcomes=[TestOutcome(Status.TIMEOUT, 0.0, "still running") for _ in results[4].outcomes])
+    items = scorer.finish(prepared, positions, results[:4] + [overrun])
+    assert [b.status for b in items] == ["passed"] * 3 + ["failed", "timeout"]
+    assert items[4].reward <= items[3].reward < items[0].reward
+    assert extra_logs(items)["reward/cut"] == [0.0] * 5
 
 
 def test_unmatched_prompts_are_told_apart_in_the_log(caplog, tmp_path):

@@ -20,6 +20,7 @@ import zipfile
 import httpx
 import pytest
 
+from coderl.rewards.sandbox.pool import START_MARGIN_S
 from tests.support import (
     PARTIAL_RATE,
     PROBLEMS,
@@ -442,8 +443,11 @@ def test_deadline_and_tokenizer_templates(tmp_path, data_path, server):
     reported as cut, keep the verdict of the run that exceeded their probe (never the neutral reward), and
     stop at once. --tokenizer adds exact matching for an unknown chat template."""
     tok = _tiny_tokenizer(tmp_path / "tok")
-    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "2", "--test_timeout_s", "2",
-                    "--job_timeout_s", "4", "--batch_deadline_s", "3", "--chunk_size", "1",
+    # A run starts only with its bound (the 8 s job limit + pool.START_MARGIN_S) left before the deadline: 0.9 s
+    # past it, the first runs start at once and no rerun can (each waits for its first run's 1 s probe to run out).
+    deadline = 8.0 + START_MARGIN_S + 0.9
+    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "2", "--test_timeout_s", "4",
+                    "--job_timeout_s", "8", "--probe_s", "1", "--batch_deadline_s", str(deadline), "--chunk_size", "1",
                     "--tokenizer", str(tmp_path / "tok")])
     try:
         msgs = [{"role": "system", "content": SYSTEM_THINK}, {"role": "user", "content": PROBLEMS["call"][0]}]
@@ -454,22 +458,22 @@ def test_deadline_and_tokenizer_templates(tmp_path, data_path, server):
         # without --tokenizer the same query is not found
         assert post(server, {"query": [custom]}).json()["extra_logs"]["reward/unmatched"] == [1.0]
 
-        # 6 programs that never end, 2 workers: each costs a 0.5 s probe, then a 2 s rerun in the slow lane,
-        # which the 3 s deadline cuts. The right programs beside them finish first, in the fast lane.
+        # 2 programs that never end, 2 workers: each exceeds its 1 s probe, and its rerun (up to the 8 s job limit)
+        # could not end before the deadline: it does not start. The right programs finish first, in the fast lane.
         loop = "def mul(a, b):\n    while True:\n        pass"
         queries = [q("call"), q("assert")] + [chatml(SYSTEM_THINK, PROBLEMS["assert"][0], think(loop + f"\n# {i}"))
-                                              for i in range(6)]
+                                              for i in range(2)]
         t0 = time.monotonic()
         out = post(s, {"query": queries}, token=None).json()
         elapsed = time.monotonic() - t0
-        assert elapsed < 5, elapsed
-        assert out["scores"] == [1.0, 1.0] + [0.0] * 6
+        assert elapsed < 5, elapsed  # answered once nothing more could start, well before the deadline
+        assert out["scores"] == [1.0, 1.0] + [0.0] * 2
         # Their probe runs timed out: that verdict, not the neutral reward (the mean of the prompt's finished
         # samples, here the right one's: a hang cut in the slow lane once scored as a right answer).
-        assert out["extra_logs"]["reward/timeout"] == [0.0, 0.0] + [1.0] * 6
-        assert out["extra_logs"]["reward/cut"] == [0.0] * 8
-        assert out["rewards"][2:] == pytest.approx([out["rewards"][2]] * 6) and out["rewards"][2] < out["rewards"][1]
-        assert "6 of 8 jobs cut" in s.output() and "for 6 that had exceeded their probe" in s.output()
+        assert out["extra_logs"]["reward/timeout"] == [0.0, 0.0] + [1.0] * 2
+        assert out["extra_logs"]["reward/cut"] == [0.0] * 4
+        assert out["rewards"][2:] == pytest.approx([out["rewards"][2]] * 2) and out["rewards"][2] < out["rewards"][1]
+        assert "2 of 4 jobs cut" in s.output() and "for 2 that had exceeded their probe" in s.output()
         metrics = httpx.get(f"{s.url}/metrics", timeout=10).text
         assert "coderl_deadline_misses_total 0.0" in metrics  # no cut reward: each kept its probe run's verdict
         # the cut work stopped at once: the next batch finishes at its own pace, with its own verdicts

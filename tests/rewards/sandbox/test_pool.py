@@ -18,7 +18,7 @@ import pytest
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
 from coderl.rewards.sandbox import STATUSES, Job, Sandbox, SandboxError, count_tests, isolation_info
-from coderl.rewards.sandbox.pool import pinned_cpu, time_limits
+from coderl.rewards.sandbox.pool import pinned_cpu, run_bound_s, time_limits
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -813,26 +813,79 @@ def test_stdio_lanes_hangs_and_cuts(lanes):
     assert [r.pass_rate for r in after] == [1.0, 1.0]
 
 
-def test_a_deadline_cut_is_reported_and_frees_the_workers_at_once(lanes):
-    stats0 = dict(lanes.info()["stats"])
-    # a 1 s limit; its probe (twice the reference, 0.4 s) would be over a quarter of it: one run, no probe
-    verified = parse_label({**json.loads(ADD.to_json()), "ref_time_s": 0.2})
-    hangs = [Job(HANG + f"# cut {i}\n", verified) for i in range(6)]
+# A run starts only with its bound (its job limit, 8 s here, + pool.START_MARGIN_S) left before its call's deadline.
+# A deadline 0.9 s past the bound lets the first runs that start at once run, and no rerun: a rerun is taken after its
+# first run's 1 s probe ran out.
+CUT_CFG = SandboxConfig(isolation="bwrap", workers=2, test_timeout_s=4.0, job_timeout_s=8.0, probe_s=1.0)
+BOUND_S = run_bound_s(ADD, CUT_CFG)
+
+
+@pytest.fixture(scope="module")
+def cutting():
+    with Sandbox(CUT_CFG) as s:
+        yield s
+
+
+def test_no_run_starts_that_could_still_be_going_at_the_deadline(cutting):
+    stats0 = dict(cutting.info()["stats"])
     t0 = time.monotonic()
-    res = lanes.run([Job(FN + "# cut right\n", ADD)] + hangs, deadline_s=0.5)
-    assert time.monotonic() - t0 < 1.0  # the call returns at its deadline
-    assert res[0].pass_rate == 1.0 and not res[0].infra  # finished first, before the cut
-    for r in res[1:]:  # cut before any run of theirs ended: no evidence about the program (the neutral reward)
+    res = cutting.run([Job(FN + "# cut right\n", ADD)] + [Job(HANG + f"# cut {i}\n", ADD) for i in range(2)],
+                      deadline_s=BOUND_S + 0.9)
+    assert time.monotonic() - t0 < 4.0  # settled once nothing of it could start in time, not at the deadline
+    assert res[0].pass_rate == 1.0 and not res[0].infra
+    for r in res[1:]:  # exceeded the probe (their choice of speed), no time for the rerun: scored by that run
+        assert r.infra == "probe" and [o.status for o in r.outcomes] == ["timeout", "timeout"], (r.infra, r.detail)
+    t0 = time.monotonic()
+    none = cutting.run([Job(FN + f"# too late {i}\n", ADD) for i in range(3)], deadline_s=BOUND_S - 0.5)
+    assert time.monotonic() - t0 < 1.0  # nothing could start: settled at once
+    for r in none:  # never started: no evidence about the program (the neutral reward), nothing it chose
         assert r.infra == "deadline" and r.status == "timeout" and r.detail == "cut by the batch deadline"
     t0 = time.monotonic()
-    after = lanes.run([Job(FN + f"# after {i}\n", ADD) for i in range(6)])
-    assert time.monotonic() - t0 < 1.5, "the next call waited for the work the cut abandoned"
-    assert [r.pass_rate for r in after] == [1.0] * 6
-    stats = lanes.info()["stats"]
-    assert stats["cut"] - stats0["cut"] == 6
-    assert stats["aborted"] - stats0["aborted"] >= 1  # running jobs were aborted in their workers...
-    assert stats["worker_restarts"] == stats0["worker_restarts"]  # ...which stayed warm
-    assert lanes.info()["workers_alive"] == 2
+    after = cutting.run([Job(FN + f"# after {i}\n", ADD) for i in range(4)])
+    assert time.monotonic() - t0 < 1.5, "the next call waited for work the deadline left unstarted"
+    assert [r.pass_rate for r in after] == [1.0] * 4
+    stats = cutting.info()["stats"]
+    assert stats["not_started"] - stats0["not_started"] == 5 and stats["overrun"] == stats0["overrun"]
+    assert stats["worker_restarts"] == stats0["worker_restarts"]
+    assert cutting.info()["workers_alive"] == 2
+
+
+def test_a_slow_wrong_program_never_reaches_the_neutral_cut(cutting):
+    # A wrong program slow enough to still be running at the deadline (2 tests x 1.5 s in its one run) got the
+    # neutral reward, its prompt's mean (issue 35). Whatever the deadline, it now either runs to its verdict or does
+    # not start, as its fast twin.
+    label = parse_label({**json.loads(ADD.to_json()), "time_limit_s": 3.0})  # a 1 s probe is over a quarter: one run
+    slow = "import time\ndef add(a, b):\n    time.sleep(1.5)\n    return -1\n"
+    fast = "def add(a, b):\n    return -1\n"
+    bound = run_bound_s(label, CUT_CFG)
+    for k, deadline in enumerate((bound - 0.5, bound + 0.5)):
+        t0 = time.monotonic()
+        cheat, twin = cutting.run([Job(slow + f"# {k}\n", label), Job(fast + f"# {k}\n", label)], deadline_s=deadline)
+        assert time.monotonic() - t0 < deadline
+        if deadline < bound:  # neither could start: the same cut for both, whatever their speed
+            assert cheat.infra == twin.infra == "deadline"
+        else:  # both ran to their verdict: wrong
+            assert not cheat.infra and not twin.infra and cheat.pass_rate == twin.pass_rate == 0.0
+            assert [o.status for o in cheat.outcomes] == ["failed", "failed"]
+
+
+def test_an_overrun_is_scored_as_timeouts_never_the_neutral_cut(cutting):
+    # A run still going at the deadline started with its whole bound left, so it is past its job limit: its decided
+    # tests stand, the others time out ("overrun", never cached), what the job limit would have left it. No worker
+    # overruns here by itself: the call is cut from outside while the run goes on, as a deadline that came early.
+    slow = "import time\ndef add(a, b):\n    time.sleep(0.8)\n    return -1\n"  # wrong; each test over the probe
+    label = parse_label({**json.loads(ADD.to_json()), "time_limit_s": 3.0})  # no probe: one run, 2 x 0.8 s
+    stats0 = dict(cutting.info()["stats"])
+    items, batch = cutting._submit([Job(slow, label)], deadline_s=BOUND_S + 30)
+    time.sleep(0.5)
+    cutting._cut(batch)
+    r = items[0].result
+    assert r.infra == "overrun" and r.pass_rate == 0.0 and r.status == "timeout", (r.infra, r.detail)
+    finished = cutting.run([Job(slow + "# twin\n", label)])[0]
+    assert not finished.infra and finished.pass_rate == 0.0 and r.pass_rate <= finished.pass_rate
+    stats = cutting.info()["stats"]
+    assert stats["overrun"] - stats0["overrun"] == 1 and stats["aborted"] - stats0["aborted"] == 1
+    assert stats["worker_restarts"] == stats0["worker_restarts"]  # aborted in its worker, which stayed warm
 
 
 def test_a_rerun_with_full_limits_is_no_second_try_at_the_tests_the_first_run_decided():
@@ -852,19 +905,19 @@ def test_a_rerun_with_full_limits_is_no_second_try_at_the_tests_the_first_run_de
     assert [o.status for o in r.outcomes] == ["failed", "passed"], [o.detail for o in r.outcomes]
 
 
-def test_a_job_cut_after_exceeding_its_probe_keeps_its_first_run(lanes):
+def test_a_job_cut_after_exceeding_its_probe_keeps_its_first_run(cutting):
     # A hang deferred to the slow lane and cut there by the batch deadline got the neutral reward (its prompt's
     # mean: a right program's beside it), more than a wrong answer finishing gets. Its first run is evidence: it
     # keeps that run's verdict (at the probe's limits), never more than finishing would give it.
     half = "def add(a, b):\n    while a == 2:\n        pass\n    return a + b\n"  # passes test 0, hangs on test 1
     t0 = time.monotonic()
-    # the probe runs end within ~0.2 s; the reruns (1.5 s limit) cannot end before the cut
-    res = lanes.run([Job(half + "# probe cut\n", ADD), Job(HANG + "# probe cut\n", ADD)], deadline_s=1.0)
-    assert time.monotonic() - t0 < 1.6
+    # the probe runs end after ~1 s; their reruns cannot start with their bound left
+    res = cutting.run([Job(half + "# probe cut\n", ADD), Job(HANG + "# probe cut\n", ADD)], deadline_s=BOUND_S + 0.9)
+    assert time.monotonic() - t0 < 4.0
     assert [r.infra for r in res] == ["probe", "probe"], [(r.infra, r.detail) for r in res]
     assert [[o.status for o in r.outcomes] for r in res] == [["passed", "timeout"], ["timeout", "timeout"]]
     assert res[0].outcomes[1].detail == "wall-clock limit exceeded" and "rerun with full limits" in res[0].detail
-    finished = lanes.run([Job(half + "# probe cut, finished\n", ADD)])[0]  # what finishing gives: no more
+    finished = cutting.run([Job(half + "# probe cut, finished\n", ADD)])[0]  # what finishing gives: no more
     assert [o.status for o in finished.outcomes] == ["passed", "timeout"] and not finished.infra
 
 
