@@ -20,6 +20,9 @@
 #   TRL_LATEST_VERSION=1.16.0  current TRL, installed --no-deps into .cache/trl-<version> with the newer
 #                          transformers it needs (versions pinned here for 1.16.0); its test runs it in a subprocess
 #   SKIP_INSTALL=0         1 = trust the environment as it is and only run pytest
+#   REINSTALL=0            1 = run pip even where VENV holds a stamp of this very install (the stamp is
+#                          written after a complete install and names pyproject.toml's hash, this checkout, torch
+#                          and the extras: a re-run with none of them changed skips pip; USE_CURRENT_ENV never does)
 set -euo pipefail
 
 # shellcheck source=scripts/lib/common.sh
@@ -43,6 +46,7 @@ OPENRLHF_LATEST_VERSION="${OPENRLHF_LATEST_VERSION:-0.11.2}"
 VERL_VERSION="${VERL_VERSION:-0.9.1}"
 TRL_LATEST_VERSION="${TRL_LATEST_VERSION:-1.16.0}"
 SKIP_INSTALL="${SKIP_INSTALL:-0}"
+REINSTALL="${REINSTALL:-0}"
 CACHE_DIR="$ROOT/.cache"
 
 
@@ -62,18 +66,29 @@ else
   PY="$ROOT/$VENV/bin/python"
 fi
 
-if [ "$SKIP_INSTALL" != 1 ]; then
-  log "installing CPU torch==$TORCH_VERSION, the OpenRLHF CPU stack and coderl[test,ray]"
+EXTRAS="test,ray,openrlhf-cpu,learning-check,integrations"
+# What a complete install of this stack into VENV is: re-running pip on it resolves ~30 s to change nothing.
+STAMP=""
+if [ "$USE_CURRENT_ENV" != 1 ]; then
+  STAMP="$VENV/.coderl-test-install"
+  STAMP_TEXT="$(sha256sum pyproject.toml | cut -d' ' -f1) root=$ROOT torch=$TORCH_VERSION index=$TORCH_INDEX_URL extras=$EXTRAS"
+fi
+if [ "$SKIP_INSTALL" != 1 ] && [ -n "$STAMP" ] && [ "$REINSTALL" != 1 ] && [ -f "$STAMP" ] \
+    && [ "$(cat "$STAMP")" = "$STAMP_TEXT" ]; then
+  log "$VENV already holds this install ($STAMP; REINSTALL=1 runs pip anyway)"
+elif [ "$SKIP_INSTALL" != 1 ]; then
+  log "installing CPU torch==$TORCH_VERSION, the OpenRLHF CPU stack and coderl[$EXTRAS]"
+  if [ -n "$STAMP" ]; then rm -f "$STAMP"; fi
   "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
   torch_index=()
   [ -n "$TORCH_INDEX_URL" ] && torch_index=(--index-url "$TORCH_INDEX_URL")
   "$PY" -m pip install -q --disable-pip-version-check "${torch_index[@]}" "torch==$TORCH_VERSION"
-  "$PY" -m pip install -q --disable-pip-version-check -e ".[test,ray,openrlhf-cpu,learning-check,integrations]" \
-    "torch==$TORCH_VERSION"
+  "$PY" -m pip install -q --disable-pip-version-check -e ".[$EXTRAS]" "torch==$TORCH_VERSION"
+  if [ -n "$STAMP" ]; then printf '%s\n' "$STAMP_TEXT" > "$STAMP"; fi
 fi
 
 if [ "$INSTALL_ONLY" = 1 ]; then  # the test-only downloads below (OpenRLHF wheels, verl, TRL 1.x) are skipped
-  log "installed into $("$PY" -c 'import sys; print(sys.prefix)'): coderl[test,ray,openrlhf-cpu,learning-check,integrations] with CPU torch==$TORCH_VERSION (no tests run)"
+  log "installed into $("$PY" -c 'import sys; print(sys.prefix)'): coderl[$EXTRAS] with CPU torch==$TORCH_VERSION (no tests run)"
   exit 0
 fi
 

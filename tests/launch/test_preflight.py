@@ -1,14 +1,30 @@
 """scripts/train_grpo_7b_zero2*.sh and launch/preflight.py: the command they build, and every preflight
 failure, against the real OpenRLHF 0.5.7 release (patched and not), a real reward server and real data.
-Only the GPUs (nvidia-smi) and the Ray cluster (`ray job submit`) are faked, and named so."""
+Only the GPUs (nvidia-smi) and the Ray cluster (`ray job submit`) are faked, and named so.
+
+A launch calls `python -m coderl.launch.preflight` twice (ds-flags, check), and each fresh interpreter imports
+DeepSpeed and torch (~10 s on two loaded cores). Most tests here run those two calls in this process instead
+(DeepSpeed imported once): `train` launches the script with a TRAIN_PYTHON shim that hands
+`-m coderl.launch.preflight ARGS`, with its environment and working directory, to preflight.main in this process
+and answers with its output and exit code; every other TRAIN_PYTHON call (vLLM probe, the job itself) runs the
+real interpreter, and the script (knobs, command, exit codes, log file) runs as it is. The tests that call
+`run_train` launch with the real interpreter end to end."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import io
 import json
+import os
 import re
+import shlex
 import socket
+import socketserver
 import subprocess
 import sys
+import threading
+import traceback
 from pathlib import Path
 
 import pytest
@@ -58,6 +74,85 @@ def server(data):
     s = ServerProc(["--data_path", str(data), "--port", "0", "--workers", "1"])
     yield s
     s.stop()
+
+
+# The shim's client: stdlib only, no site-packages (-I -S), so it starts in milliseconds.
+RELAY_CLIENT = """import json, os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(json.dumps({"argv": sys.argv[2:], "env": dict(os.environ), "cwd": os.getcwd()}).encode())
+s.shutdown(socket.SHUT_WR)
+buf = b""
+while chunk := s.recv(1 << 16):
+    buf += chunk
+r = json.loads(buf)
+sys.stdout.write(r["stdout"])
+sys.stdout.flush()
+sys.stderr.write(r["stderr"])
+sys.exit(r["rc"])
+"""
+
+
+def preflight_here(argv: list[str], env: dict[str, str], cwd: str) -> tuple[int, str, str]:
+    """`python -m coderl.launch.preflight ARGV` as a fresh interpreter with ENV in CWD would run it, in this
+    process: the environment (PATH for nvidia-smi, CUDA_VISIBLE_DEVICES, PYTHONPATH for the OpenRLHF
+    subprocess), sys.path from PYTHONPATH, no OpenRLHF module imported; all restored after."""
+    from coderl.launch import preflight
+
+    saved_env, saved_path, saved_cwd = dict(os.environ), list(sys.path), os.getcwd()
+    hidden = {m: sys.modules.pop(m) for m in list(sys.modules) if m == "openrlhf" or m.startswith("openrlhf.")}
+    stdout, stderr = io.StringIO(), io.StringIO()
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        sys.path[:0] = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        importlib.invalidate_caches()
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                rc = preflight.main(argv)
+            except SystemExit as e:  # argparse
+                rc = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+            except Exception:
+                traceback.print_exc()
+                rc = 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        sys.path[:] = saved_path
+        for m in [m for m in sys.modules if m == "openrlhf" or m.startswith("openrlhf.")]:
+            del sys.modules[m]
+        sys.modules.update(hidden)
+        importlib.invalidate_caches()
+    return rc, stdout.getvalue(), stderr.getvalue()
+
+
+class _Relay(socketserver.StreamRequestHandler):
+    def handle(self):
+        req = json.loads(self.rfile.read())
+        rc, stdout, stderr = preflight_here(req["argv"], req["env"], req["cwd"])
+        self.wfile.write(json.dumps({"rc": rc, "stdout": stdout, "stderr": stderr}).encode())
+
+
+@pytest.fixture(scope="module")
+def train(tmp_path_factory):
+    """train(script, env): run_train with the preflight in this process (module docstring)."""
+    d = tmp_path_factory.mktemp("relay")
+    py, sock = shlex.quote(sys.executable), str(d / "preflight.sock")
+    server = socketserver.UnixStreamServer(sock, _Relay)  # one call at a time
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    (d / "client.py").write_text(RELAY_CLIENT)
+    shim = d / "python"
+    shim.write_text(
+        "#!/bin/sh\n# TRAIN_PYTHON for the launch tests: the preflight CLI in the test process, the rest for real.\n"
+        f'if [ "$1" = -m ] && [ "$2" = coderl.launch.preflight ]; then\n'
+        f'  shift 2; exec {py} -I -S {shlex.quote(str(d / "client.py"))} {shlex.quote(sock)} "$@"\nfi\n'
+        f'exec {py} "$@"\n')
+    shim.chmod(0o755)
+    yield lambda script, env: run_train(script, {**env, "TRAIN_PYTHON": str(shim)})
+    server.shutdown()
+    server.server_close()
 
 
 def free_port() -> int:
@@ -159,17 +254,17 @@ def test_dry_run_full_preflight_passes(tmp_path, data, server, trees):
 
 
 @pytest.mark.slow
-def test_single_node_flags_checked_against_train_ppo(tmp_path, data, server, trees):
+def test_single_node_flags_checked_against_train_ppo(tmp_path, data, server, trees, train):
     """train_ppo (no Ray) accepts every flag the single-node script builds; a Ray-only flag is named."""
     env = base_env(tmp_path, data, PYTHONPATH=str(trees["patched"]), REWARD_URL=f"{server.url}/get_reward",
                    EXTRA_ARGS="--colocate_actor_ref")
-    proc = run_train(SINGLE_SCRIPT, env)
+    proc = train(SINGLE_SCRIPT, env)
     assert proc.returncode == 14, out(proc)
     assert re.search(r"openrlhf\.cli\.train_ppo at \S+ does not accept --colocate_actor_ref$", proc.stderr, re.M), \
         proc.stderr
 
 
-def test_exit_code_and_log_of_the_real_job(tmp_path, data, trees):
+def test_exit_code_and_log_of_the_real_job(tmp_path, data, trees, train):
     """The real (patched) train_ppo_ray parses every flag of the command, then fails its own batch-size
     assertion; that exit code must be the script's, and the output must be in the log file."""
     calls = tmp_path / "ray_calls.txt"
@@ -183,7 +278,7 @@ def test_exit_code_and_log_of_the_real_job(tmp_path, data, trees):
     env = base_env(tmp_path, data, DRY_RUN="0", SKIP_PREFLIGHT="1", PYTHONPATH=str(trees["patched"]),
                    RAY_BIN=str(fake_ray), RAY_ADDRESS="http://127.0.0.1:9", RUN_NAME="exitcode",
                    EXTRA_ARGS="--rollout_batch_size 30")
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == 1, out(proc)
     log = (tmp_path / "run" / "logs" / "exitcode.log").read_text()
     assert "rollout_bach_size must be divisible by actor_world_size, got 30 and 4" in log
@@ -191,8 +286,8 @@ def test_exit_code_and_log_of_the_real_job(tmp_path, data, trees):
 
 
 # ------------------------------------------------------------------------------- each failure
-def test_missing_data(tmp_path, data):
-    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, DATA=str(tmp_path / "nope.jsonl")))
+def test_missing_data(tmp_path, data, train):
+    proc = train(RAY_SCRIPT, base_env(tmp_path, data, DATA=str(tmp_path / "nope.jsonl")))
     assert proc.returncode == 10, out(proc)
     assert fail_of(proc)[0] == "data" and "data file not found" in proc.stderr and "nope.jsonl" in proc.stderr
 
@@ -203,57 +298,57 @@ def test_missing_data(tmp_path, data):
     (data_row(label={"format": "assert", "tests": []}), "field 'label': label.tests is empty"),
     ("{not json", "not valid JSON"),
 ], ids=["input_as_string", "no_user", "empty_tests", "not_json"])
-def test_bad_data_row(tmp_path, data, row, needle):
+def test_bad_data_row(tmp_path, data, row, needle, train):
     bad = write_data(tmp_path / "train.jsonl", [data_row(), row])
-    proc = run_train(RAY_SCRIPT, base_env(tmp_path, bad))
+    proc = train(RAY_SCRIPT, base_env(tmp_path, bad))
     assert proc.returncode == 11, out(proc)
     check, msg = fail_of(proc)
     assert check == "data" and f"{bad}:2" in msg and needle in msg, msg
 
 
-def test_openrlhf_not_importable(tmp_path, data):
-    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data))
+def test_openrlhf_not_importable(tmp_path, data, train):
+    proc = train(RAY_SCRIPT, base_env(tmp_path, data))
     assert proc.returncode == 12, out(proc)
     assert "OpenRLHF is not importable" in proc.stderr and "setup_env.sh" in proc.stderr
 
 
 @pytest.mark.slow
-def test_openrlhf_not_patched(tmp_path, data, trees):
-    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, PYTHONPATH=str(trees["flash_only"])))
+def test_openrlhf_not_patched(tmp_path, data, trees, train):
+    proc = train(RAY_SCRIPT, base_env(tmp_path, data, PYTHONPATH=str(trees["flash_only"])))
     assert proc.returncode == 13, out(proc)
     assert "is not patched" in proc.stderr and f"apply_patches.sh {trees['flash_only']}" in proc.stderr
 
 
-def test_reward_server_down(tmp_path, data):
+def test_reward_server_down(tmp_path, data, train):
     env = base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf")
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == 15, out(proc)
     assert "reward server not reachable" in proc.stderr and "rewards/reward_server.py --data_path" in proc.stderr
     port = env["REWARD_URL"].rsplit(":", 1)[1].split("/")[0]
     assert f"--port {port}" in proc.stderr, "the hint starts the server where REWARD_URL points"
     assert f"--reward_log {tmp_path / 'run' / 'logs' / 'rewards.jsonl'}" in proc.stderr, "its log beside the run"
-    bad = run_train(RAY_SCRIPT, base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf", REWARD_URL="http://h:x/get_reward"))
+    bad = train(RAY_SCRIPT, base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf", REWARD_URL="http://h:x/get_reward"))
     assert bad.returncode == 15 and "REWARD_URL=http://h:x/get_reward has no valid port" in bad.stderr, out(bad)
 
 
-def test_reward_server_serves_another_file(tmp_path, data, server):
+def test_reward_server_serves_another_file(tmp_path, data, server, train):
     other = write_data(tmp_path / "train.jsonl", [data_row("Write mul(a, b).")])
     env = base_env(tmp_path, other, PREFLIGHT_SKIP="openrlhf", REWARD_URL=f"{server.url}/get_reward")
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == 16, out(proc)
     assert "serves another data file" in proc.stderr and str(data) in proc.stderr
 
 
-def test_not_enough_gpus(tmp_path, data):
+def test_not_enough_gpus(tmp_path, data, train):
     env = base_env(tmp_path, data, DRY_RUN="0", PREFLIGHT_SKIP="openrlhf,server")
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == 17, out(proc)
     assert "[preflight] FAIL gpus: GPUS=4 but 0 GPU(s) visible" in proc.stdout + proc.stderr
     assert "GPUS=4 but 0 GPU(s) visible" in next((tmp_path / "run" / "logs").glob("*.log")).read_text()
     fake = fake_nvidia_smi(tmp_path / "bin", [A800] * 4)
     env = base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf,server", CUDA_VISIBLE_DEVICES="0,2",
                    PATH=f"{fake.parent}:/usr/bin:/bin")
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == 17 and "but 2 GPU(s) visible" in proc.stderr, out(proc)
 
 
@@ -262,7 +357,7 @@ def test_not_enough_gpus(tmp_path, data):
     (("NVIDIA GeForce RTX 4090", 24564), False, 18, "enable Adam offload"),
     (("NVIDIA A10", 23028), True, 18, "lower MICRO_ROLLOUT_BATCH_SIZE"),
 ], ids=["a800_offload_fits", "24g_no_offload", "24g_offload"])
-def test_memory_plan_against_gpus(tmp_path, data, gpu, offload, code, needle):
+def test_memory_plan_against_gpus(tmp_path, data, gpu, offload, code, needle, train):
     ds = json.loads((REPO_ROOT / "configs" / "ds_config_zero2.json").read_text())
     if not offload:
         ds["zero_optimization"]["offload_optimizer"]["device"] = "none"
@@ -270,27 +365,27 @@ def test_memory_plan_against_gpus(tmp_path, data, gpu, offload, code, needle):
     fake = fake_nvidia_smi(tmp_path / "bin", [gpu] * 4)
     env = base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf,server", DS_CONFIG=str(tmp_path / "ds.json"),
                    PATH=f"{fake.parent}:/usr/bin:/bin", PLAN_HOST_GIB="256", USE_VLLM="0")
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == code, out(proc)
     assert needle in proc.stdout + proc.stderr
     if not offload:
         assert "actor_model_states_deepspeed 46.1" in proc.stdout + proc.stderr
 
 
-def test_memory_plan_host_ram_too_small(tmp_path, data):
+def test_memory_plan_host_ram_too_small(tmp_path, data, train):
     fake = fake_nvidia_smi(tmp_path / "bin", [A800] * 4)
     env = base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf,server", PATH=f"{fake.parent}:/usr/bin:/bin",
                    PLAN_HOST_GIB="128", USE_VLLM="0")
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == 18, out(proc)
     assert re.search(r"the node needs \d+ GiB of host RAM but PLAN_HOST_GIB is 128 GiB", proc.stderr), proc.stderr
 
 
-def test_dry_run_memory_fit_against_plan_sizes(tmp_path, data):
+def test_dry_run_memory_fit_against_plan_sizes(tmp_path, data, train):
     """A login node (no GPU visible): the plan is compared with PLAN_GPU_GIB / PLAN_HOST_GIB, not waved through."""
     env = base_env(tmp_path, data, PREFLIGHT_SKIP="openrlhf,server", USE_VLLM="0", PLAN_GPU_GIB="24",
                    PLAN_HOST_GIB="16")
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == 18, out(proc)
     check, msg = fail_of(proc)
     assert check == "memory" and "PLAN_GPU_GIB (no GPU visible) is 24 GiB" in msg, msg
@@ -315,7 +410,7 @@ def local_model(tmp_path_factory) -> Path:
     return tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny")
 
 
-def test_prompts_longer_than_prompt_max_len_fail(tmp_path, local_model):
+def test_prompts_longer_than_prompt_max_len_fail(tmp_path, local_model, train):
     """A prompt over PROMPT_MAX_LEN (under the model's own chat template) would be truncated by OpenRLHF,
     match nothing at the server and score 0: preflight counts them and names both fixes."""
     long = "Write add(a, b). " + "Mind the edge cases of the inputs. " * 40
@@ -329,32 +424,32 @@ def test_prompts_longer_than_prompt_max_len_fail(tmp_path, local_model):
     cap = sorted(lengths)[1]  # the two short prompts fit exactly, the long one does not
     env = base_env(tmp_path, rows, MODEL=str(local_model), PROMPT_MAX_LEN=str(cap),
                    PREFLIGHT_SKIP="openrlhf,server,memory")
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == 22, out(proc)
     check, msg = fail_of(proc)
     assert check == "prompts" and f"1 of 3 prompts in {rows} are longer than PROMPT_MAX_LEN={cap}" in msg, msg
     assert f"longest {max(lengths)}" in msg and f"Raise PROMPT_MAX_LEN to {max(lengths)}" in msg, msg
     assert f"--max_prompt_tokens {cap} --tokenizer {local_model}" in msg, msg
     env["PROMPT_MAX_LEN"] = str(max(lengths))
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == 0, out(proc)
     assert f"ok   prompts: all 3 prompts fit PROMPT_MAX_LEN={max(lengths)}" in proc.stdout
 
 
 # ------------------------------------------------------------------------------ vLLM and layout
-def test_vllm_requested_but_missing(tmp_path, data):
+def test_vllm_requested_but_missing(tmp_path, data, train):
     """USE_VLLM=1 where `import vllm` fails: preflight names vLLM (exit 21) instead of Ray failing later."""
-    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, USE_VLLM="1", PREFLIGHT_SKIP="openrlhf,server"))
+    proc = train(RAY_SCRIPT, base_env(tmp_path, data, USE_VLLM="1", PREFLIGHT_SKIP="openrlhf,server"))
     assert proc.returncode == 21, out(proc)
     check, msg = fail_of(proc)
     assert check == "vllm" and "vLLM is not installed" in msg and "vllm==0.6.0" in msg, msg
 
 
-def test_vllm_layout_and_engine_plan(tmp_path, data):
+def test_vllm_layout_and_engine_plan(tmp_path, data, train):
     """GPUS=4 with vLLM: actor + reference on 2 GPUs, 2 engines on the other 2, and the engines' memory plan."""
     env = base_env(tmp_path, data, USE_VLLM="1", PREFLIGHT_SKIP="openrlhf,server,vllm",
                    PLAN_JSON=str(tmp_path / "plan.json"))
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == 0, out(proc)
     w = command_words(proc.stdout, "openrlhf.cli.train_ppo_ray")
     assert flag_value(w, "--actor_num_gpus_per_node") == "2" and flag_value(w, "--vllm_num_engines") == "2"
@@ -369,9 +464,9 @@ def test_vllm_layout_and_engine_plan(tmp_path, data):
     ("--vllm_num_engines 3", "actor GPUs (2) must be divisible by VLLM_ENGINES=3"),
     ("--vllm_num_engines 1", "GPUS=4 but the command places actor 2 + vLLM 1 engine(s) x TP 1 = 3 GPUs"),
 ], ids=["world_size_not_divisible", "gpus_not_all_placed"])
-def test_vllm_knob_checks(tmp_path, data, extra, needle):
+def test_vllm_knob_checks(tmp_path, data, extra, needle, train):
     env = base_env(tmp_path, data, USE_VLLM="1", PREFLIGHT_SKIP="openrlhf,server,vllm", EXTRA_ARGS=extra)
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == 20, out(proc)
     assert needle in proc.stderr, proc.stderr
 
@@ -393,11 +488,11 @@ def fake_vllm(site: Path, version: str) -> Path:
     ("0.8.1", "patched", 21, "vLLM 0.8.1 is outside >=0.6.0,<0.8"),
     ("0.6.0", "flash_only", 21, "compares vLLM versions as strings (patch 0003 not applied)"),
 ], ids=["supported", "too_new", "unpatched"])
-def test_vllm_auto_and_version_check(tmp_path, data, trees, version, tree, code, needle):
+def test_vllm_auto_and_version_check(tmp_path, data, trees, version, tree, code, needle, train):
     """USE_VLLM=auto picks vLLM when it imports; preflight reads patch 0003's comparisons from the real tree."""
     site = fake_vllm(tmp_path / "site", version)
     env = base_env(tmp_path, data, PYTHONPATH=f"{trees[tree]}:{site}", PREFLIGHT_SKIP="openrlhf,server")
-    proc = run_train(RAY_SCRIPT, env)
+    proc = train(RAY_SCRIPT, env)
     assert proc.returncode == code, out(proc)
     assert needle in proc.stdout + proc.stderr, proc.stderr
     assert "2 vLLM engine(s) x TP 1 on the other 2" in proc.stderr, "auto chose vLLM"
@@ -436,17 +531,17 @@ def test_wandb_without_a_key_is_named(tmp_path, data, monkeypatch):
     assert proc.returncode == 0 and "not-a-real-key" not in proc.stdout + proc.stderr, out(proc)
 
 
-def test_inconsistent_knobs(tmp_path, data):
-    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, ROLLOUT_BATCH_SIZE="30"))
+def test_inconsistent_knobs(tmp_path, data, train):
+    proc = train(RAY_SCRIPT, base_env(tmp_path, data, ROLLOUT_BATCH_SIZE="30"))
     assert proc.returncode == 20, out(proc)
     assert "ROLLOUT_BATCH_SIZE=30 must be divisible by the actor's 4 GPUs" in proc.stderr
 
 
-def test_bad_ds_config_and_bad_skip(tmp_path, data):
+def test_bad_ds_config_and_bad_skip(tmp_path, data, train):
     (tmp_path / "ds.json").write_text("{broken")
-    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, DS_CONFIG=str(tmp_path / "ds.json")))
+    proc = train(RAY_SCRIPT, base_env(tmp_path, data, DS_CONFIG=str(tmp_path / "ds.json")))
     assert proc.returncode == 19 and "not valid JSON" in proc.stderr, out(proc)
-    proc = run_train(RAY_SCRIPT, base_env(tmp_path, data, PREFLIGHT_SKIP="gpu"))
+    proc = train(RAY_SCRIPT, base_env(tmp_path, data, PREFLIGHT_SKIP="gpu"))
     assert proc.returncode == 2 and "unknown check(s) in --skip: gpu" in proc.stderr, out(proc)
 
 
@@ -476,11 +571,11 @@ def test_param_table_matches_transformers_count():
 
 
 def test_estimate_cli_numbers():
-    proc = subprocess.run([sys.executable, "-m", "coderl.launch.preflight", "estimate",
-                           "--model", "Qwen/Qwen2.5-7B", "--gpus", "4"], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, out(proc)
-    assert "Adam offload off: actor  46.1 + ref 14.2 =  60.3 GiB/GPU" in proc.stdout
-    assert "Adam offload on : actor  14.2 + ref 14.2 =  28.4 GiB/GPU" in proc.stdout
+    rc, stdout, stderr = preflight_here(["estimate", "--model", "Qwen/Qwen2.5-7B", "--gpus", "4"], dict(os.environ),
+                                        str(REPO_ROOT))
+    assert rc == 0, stdout + stderr
+    assert "Adam offload off: actor  46.1 + ref 14.2 =  60.3 GiB/GPU" in stdout
+    assert "Adam offload on : actor  14.2 + ref 14.2 =  28.4 GiB/GPU" in stdout
 
 
 NO_DEEPSPEED = "import sys; sys.modules['deepspeed'] = None; from coderl.launch.preflight import main; sys.exit(main())"
