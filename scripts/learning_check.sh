@@ -55,9 +55,9 @@
 #   DRY_RUN [0]                1 = tiny sizes, every CPU stage for real, no verdict (exit 0): with openrlhf
 #                              the GRPO command is printed by the launch script's own DRY_RUN and the report
 #                              drawn from a stand-in log; with trl a few real GRPO steps of a nano model warm-
-#                              started on the 4 problems GRPO draws from (TRAIN_ROWS), which FAIL (exit 1) when
-#                              no sample's reward reaching the trainer was non-zero; 1 thread (a nano model
-#                              gains nothing from 2)
+#                              started on the 4 problems GRPO draws from (TRAIN_ROWS), and the dry run FAILs
+#                              (exit 1) when no sample's reward reaching the trainer was non-zero; 1 thread (a
+#                              nano model gains nothing from 2)
 set -euo pipefail
 
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
