@@ -24,6 +24,7 @@ from coderl.rewards.evaluation.report import RESULTS_FILE, SUMMARY_FILE, pass_ke
 from coderl.rewards.evaluation.samples import SAMPLES_FILE
 
 WARM_START_FILE = "warm_start.json"  # written by learning_check/warm_start.py next to the model
+REWARD_SUMMARY_FILE = "reward_summary.json"  # written by learning_check/trl_grpo.py into the GRPO dir
 
 # panel -> (title, the tensorboard tags that hold it: OpenRLHF's PPO status keys, then TRL's GRPO log keys).
 # The fallback fraction is logged by our group-norm patch (docs/patches.md) and by TRL's GroupNormGRPOTrainer
@@ -161,8 +162,30 @@ def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
                              "after": passes_histogram(run / "eval_after")},
         "warm_start": (json.loads((run / "sft" / WARM_START_FILE).read_text())
                        if (run / "sft" / WARM_START_FILE).is_file() else None),
+        "grpo_reward": (json.loads((run / "grpo" / REWARD_SUMMARY_FILE).read_text())
+                        if (run / "grpo" / REWARD_SUMMARY_FILE).is_file() else None),
         "curves": curves,
     }
+
+
+def reward_summary(rewards_jsonl: str | Path) -> dict:
+    """Mean, max and non-zero count of the per-sample rewards in trl_grpo.py's rewards.jsonl, with their pass rates."""
+    path = Path(rewards_jsonl)
+    batches = [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
+    rewards = [r for b in batches for r in b["rewards"]]
+    correctness = [c for b in batches for c in b["correctness"]]
+    n = len(rewards)
+    return {"samples": n, "batches": len(batches), "mean": sum(rewards) / n if n else 0.0,
+            "max": max(rewards, default=0.0), "nonzero": sum(r != 0 for r in rewards),
+            "correctness_max": max(correctness, default=0.0),
+            "all_passed": int(sum(a for b in batches for a in b["all_passed"]))}
+
+
+def reward_line(s: dict) -> str:
+    """One line on the rewards the GRPO trainer got, sample by sample."""
+    return (f"GRPO reward reaching the trainer: mean {s['mean']:.3f}, max {s['max']:.3f} over {s['samples']} samples "
+            f"of {s['batches']} batches ({s['nonzero']} non-zero; test pass rate max {s['correctness_max']:.2f}, "
+            f"{s['all_passed']} passing every test); non-zero: {'yes' if s['nonzero'] else 'NO'}")
 
 
 def warm_start_line(name: str, ws: dict) -> str:
@@ -292,6 +315,10 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
     starts = {n: r["warm_start"] for n, r in runs.items() if r.get("warm_start")}
     if starts:
         rows += ["", "Warm start:", "", *(warm_start_line(n, ws) for n, ws in starts.items())]
+    got = {n: r["grpo_reward"] for n, r in runs.items() if r.get("grpo_reward")}
+    if got:
+        rows += ["", "Every sample's reward as the GRPO trainer got it:", "",
+                 *(f"- {n}: {reward_line(s)}" for n, s in got.items())]
     rows += timing_table(runs, shared or [])
     if env:
         rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, "

@@ -13,8 +13,10 @@ adaptive group norm (integrations.trl.GroupNormGRPOTrainer: a group with std < -
 centred; logs train/group_norm_fallback_frac), std (TRL's default: every group divided by std + 1e-4) or mean
 (TRL's scale_rewards=False, Dr. GRPO).
 
-Writes OUT_DIR/model (HF dir: weights, tokenizer, generation config), OUT_DIR/log_history.jsonl and
-OUT_DIR/tensorboard/, the model into a temp dir renamed into place at the end.
+Writes OUT_DIR/model (HF dir: weights, tokenizer, generation config), OUT_DIR/log_history.jsonl,
+OUT_DIR/tensorboard/, OUT_DIR/rewards.jsonl (every sample's reward as the trainer got it, one line per generated
+batch) and OUT_DIR/reward_summary.json (their mean, max and non-zero count, also printed), the model into a temp
+dir renamed into place at the end. --require_reward exits 3 when no sample's reward was non-zero.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from coderl.rewards.integrations.group_norm import DEFAULT_STD_THRESHOLD
 from coderl.rewards.integrations.trl import make_code_reward, with_component_logs
 
 from .model import save_model
+from .report import REWARD_SUMMARY_FILE, reward_line, reward_summary
 
 ADVANTAGES = ("group_norm", "std", "mean")
+REWARDS_FILE = "rewards.jsonl"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +76,26 @@ def build_parser() -> argparse.ArgumentParser:
                    "log_history.jsonl.")
     p.add_argument("--reward", action="append", default=[], metavar="FIELD=VALUE",
                    help="A reward: field of the reward config (configs/reward.yaml), e.g. format_weight=0; repeatable.")
+    p.add_argument("--require_reward", action="store_true",
+                   help="Exit 3 (after saving) when every sample's reward reaching the trainer was 0.")
     return p
+
+
+class RecordedReward:
+    """A TRL reward function that returns the CodeReward's rewards and appends them, sample by sample, with the
+    test pass rates behind them, to a JSONL: TRL itself logs only each batch's mean."""
+
+    def __init__(self, reward, path: Path) -> None:
+        self.reward, self.path = reward, path
+        self.__name__ = reward.__name__  # TRL logs rewards/<__name__>/mean
+
+    def __call__(self, *args, **kwargs) -> list[float]:
+        rewards = self.reward(*args, **kwargs)
+        logs = self.reward.last[2].extra_logs
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"rewards": rewards, "correctness": logs["reward/correctness"],
+                                 "all_passed": logs["reward/all_passed"]}) + "\n")
+        return rewards
 
 
 def reward_yaml(workers: int, overrides: list[str]) -> str:
@@ -151,6 +174,7 @@ def trainer_for(a: argparse.Namespace, out: Path):
     tokenizer = AutoTokenizer.from_pretrained(a.model, padding_side="left")
     model = AutoModelForCausalLM.from_pretrained(a.model, torch_dtype="float32")
     funcs, weights = with_component_logs(make_code_reward(config=str(out / "reward.yaml")))
+    funcs[0] = RecordedReward(funcs[0], out / REWARDS_FILE)
     ds = load_dataset("json", data_files=str(a.train), split="train")
     batch = a.prompts * a.generations
     args = GRPOConfig(
@@ -188,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(a.threads)
     t0 = time.monotonic()
+    (out / REWARDS_FILE).unlink(missing_ok=True)
     trainer = trainer_for(a, out)
     print(f"TRL GRPO: {a.steps} steps, {a.prompts} prompts x {a.generations} completions per generation, "
           f"num_iterations {a.num_iterations}, lr {a.lr} ({a.lr_scheduler}), beta {a.beta}, advantage {a.advantage}"
@@ -209,6 +234,13 @@ def main(argv: list[str] | None = None) -> int:
         raise
     shutil.rmtree(out / "trainer", ignore_errors=True)
     print(f"saved {out / 'model'} after {time.monotonic() - t0:.1f} s")
+    summary = reward_summary(out / REWARDS_FILE)
+    (out / REWARD_SUMMARY_FILE).write_text(json.dumps(summary, indent=1) + "\n")
+    print(reward_line(summary), flush=True)
+    if a.require_reward and not summary["nonzero"]:
+        print(f"error: all {summary['samples']} rewards reaching the trainer were 0 (--require_reward): no sample "
+              f"held code the reward could credit; per sample: {out / REWARDS_FILE}", file=sys.stderr)
+        return 3
     return 0
 
 

@@ -18,6 +18,7 @@
 #   TASK_SEED [0]              seed of the synthetic problems and their train/held-out split
 #   DIFFICULTY [3]             most steps per problem (data/synthetic, 2..6)
 #   N_TRAIN [4000]  N_HELDOUT [200]   problems
+#   TRAIN_ROWS [all]           only the first N train problems are the warm start's and GRPO's (and the server's)
 #   VERIFY [1]                 1 = preprocess --verify (runs every reference solution in the sandbox)
 #   MODEL_SHAPE [small]        learning_check/model.py SHAPES: nano (tests), tiny (~0.9M), small (~3M), base (~11M)
 #   VOCAB_SIZE [1024]          BPE vocab fitted to the train text
@@ -53,7 +54,10 @@
 #   TARGET_POINTS [10|15]  PYTHON [python3]  DEVICE [auto]
 #   DRY_RUN [0]                1 = tiny sizes, every CPU stage for real, no verdict (exit 0): with openrlhf
 #                              the GRPO command is printed by the launch script's own DRY_RUN and the report
-#                              drawn from a stand-in log; with trl a few real GRPO steps of a tiny model
+#                              drawn from a stand-in log; with trl a few real GRPO steps of a nano model warm-
+#                              started on the 4 problems GRPO draws from (TRAIN_ROWS), and the dry run FAILs
+#                              (exit 1) when no sample's reward reaching the trainer was non-zero; 1 thread (a
+#                              nano model gains nothing from 2)
 set -euo pipefail
 
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
@@ -86,12 +90,13 @@ TASK_SEED="${TASK_SEED:-0}"
 DIFFICULTY="${DIFFICULTY:-3}"
 N_TRAIN="${N_TRAIN:-$(dflt 4000 4000 60)}"
 N_HELDOUT="${N_HELDOUT:-$(dflt 200 200 6)}"
+TRAIN_ROWS="${TRAIN_ROWS:-$(dflt "" "" 4)}"
 VERIFY="${VERIFY:-1}"
 MODEL_SHAPE="${MODEL_SHAPE:-$(dflt small small nano)}"
 VOCAB_SIZE="${VOCAB_SIZE:-$(dflt 1024 1024 400)}"
-SFT_STEPS="${SFT_STEPS:-$(dflt 400 300 3)}"
+SFT_STEPS="${SFT_STEPS:-$(dflt 400 300 80)}"
 SFT_BATCH="${SFT_BATCH:-$(dflt 32 32 4)}"
-SFT_LR="${SFT_LR:-$(dflt 3e-3 3e-3 3e-3)}"
+SFT_LR="${SFT_LR:-$(dflt 3e-3 3e-3 3e-2)}"
 SFT_NOISE="${SFT_NOISE:-$(dflt 0.6 0 0.6)}"
 EVAL_N="${EVAL_N:-$(dflt 8 8 2)}"
 EVAL_K="${EVAL_K:-$(dflt 1,8 1,8 1,2)}"
@@ -101,7 +106,7 @@ EVAL_TEMPERATURE="${EVAL_TEMPERATURE:-1.0}"
 GRPO_STEPS="${GRPO_STEPS:-$(gdflt 130 30 2)}"
 GRPO_PROMPTS="${GRPO_PROMPTS:-$(gdflt 8 32 2)}"
 GRPO_N_SAMPLES="${GRPO_N_SAMPLES:-$(gdflt 8 8 4)}"
-GRPO_GEN_LEN="${GRPO_GEN_LEN:-$(gdflt 96 128 16)}"
+GRPO_GEN_LEN="${GRPO_GEN_LEN:-$(gdflt 96 128 64)}"
 GRPO_PROMPT_LEN="${GRPO_PROMPT_LEN:-320}"
 GRPO_LR="${GRPO_LR:-$(gdflt 2e-4 5e-5 2e-4)}"
 GRPO_KL="${GRPO_KL:-$(gdflt 0.01 0.001 0.005)}"
@@ -117,7 +122,7 @@ GRPO_STD_THRESHOLD="${GRPO_STD_THRESHOLD:-0.1}"
 GRPO_LOSS_TYPE="${GRPO_LOSS_TYPE:-bnpo}"
 GRPO_REWARD="${GRPO_REWARD:-}"
 GRPO_MAX_SECONDS="${GRPO_MAX_SECONDS:-$(gdflt 900 0 0)}"
-THREADS="${THREADS:-2}"
+THREADS="${THREADS:-$(dflt 2 2 1)}"
 GRPO_TRAIN_BATCH="${GRPO_TRAIN_BATCH:-128}"
 GRPO_MICRO_TRAIN_BATCH="${GRPO_MICRO_TRAIN_BATCH:-64}"
 GRPO_MICRO_ROLLOUT_BATCH="${GRPO_MICRO_ROLLOUT_BATCH:-256}"
@@ -128,7 +133,7 @@ TIME_BUDGET="${TIME_BUDGET:-$(dflt 1200 360 360)}"
 CACHE="${CACHE:-1}"
 TARGET_POINTS="${TARGET_POINTS:-$(dflt 10 15 10)}"
 DEVICE="${DEVICE:-auto}"
-whole_numbers N_TRAIN N_HELDOUT SFT_STEPS GRPO_STEPS GRPO_ITERATIONS THREADS TIME_BUDGET PORT GRPO_MAX_SECONDS
+whole_numbers N_TRAIN N_HELDOUT TRAIN_ROWS SFT_STEPS GRPO_STEPS GRPO_ITERATIONS THREADS TIME_BUDGET PORT GRPO_MAX_SECONDS
 (( GRPO_STEPS % GRPO_ITERATIONS == 0 )) || die 2 "GRPO_STEPS=$GRPO_STEPS is not a multiple of GRPO_ITERATIONS=$GRPO_ITERATIONS"
 
 coderl_importable "$PYTHON" || die 2 "PYTHON=$PYTHON cannot import coderl (pip install -e .)"
@@ -200,6 +205,21 @@ else
   timed "$OUT/timings.jsonl" preprocess_heldout preprocess heldout heldout 1
   done_key "$OUT/data" "$TASK_KEY"
 fi
+if [[ -n $TRAIN_ROWS ]]; then
+  # first_rows SRC: SRC's first TRAIN_ROWS rows as OUT/data/<split>_first<N>/train.jsonl (printed)
+  first_rows() {
+    local n dst
+    n="$(wc -l <"$1")"
+    (( TRAIN_ROWS >= 1 && TRAIN_ROWS <= n )) || die 2 "TRAIN_ROWS=$TRAIN_ROWS: $1 has $n rows"
+    dst="$OUT/data/$(basename "$(dirname "$1")")_first$TRAIN_ROWS/train.jsonl"
+    mkdir -p "$(dirname "$dst")"
+    head -n "$TRAIN_ROWS" "$1" >"$dst.tmp" && mv "$dst.tmp" "$dst"
+    printf '%s\n' "$dst"
+  }
+  TRAIN="$(first_rows "$TRAIN")"
+  [[ $TRAINER == trl ]] && TRAIN_TRL="$(first_rows "$TRAIN_TRL")"
+  stage "warm start and GRPO on the first $TRAIN_ROWS train problems (TRAIN_ROWS)"
+fi
 
 if [[ $TRAINER == openrlhf ]]; then
   stage "reward server on port $PORT"
@@ -236,6 +256,7 @@ for S in $SEEDS; do
   runs+=(--run "seed$S=$R")
   SFT_KEY="$TASK_KEY shape=$MODEL_SHAPE vocab=$VOCAB_SIZE steps=$SFT_STEPS batch=$SFT_BATCH lr=$SFT_LR seed=$S"
   SFT_KEY+=" noise=$SFT_NOISE"
+  [[ -n $TRAIN_ROWS ]] && SFT_KEY+=" rows=$TRAIN_ROWS"
   SFT_KEY+=" threads=$THREADS device=$DEVICE"
   EVAL_KEY="$SFT_KEY eval=$EVAL_N/$EVAL_K/$EVAL_MAX_NEW_TOKENS/$EVAL_BATCH/$EVAL_TEMPERATURE"
   if cached "$R/sft" "$SFT_KEY"; then
@@ -263,6 +284,8 @@ for S in $SEEDS; do
     rc=0
     reward_args=()
     for kv in $GRPO_REWARD; do reward_args+=(--reward "$kv"); done
+    # the dry run's point: a reward the sandbox gave the model's own sample reached the trainer
+    [[ $DRY_RUN == 1 ]] && reward_args+=(--require_reward)
     timed "$T" grpo timeout "$TIME_BUDGET" "$PYTHON" -m coderl.learning_check.trl_grpo --model "$R/sft" \
       --train "$TRAIN_TRL" --out_dir "$R/grpo" --steps "$GRPO_STEPS" --prompts "$GRPO_PROMPTS" \
       --generations "$GRPO_N_SAMPLES" --num_iterations "$GRPO_ITERATIONS" --max_new_tokens "$GRPO_GEN_LEN" \
@@ -271,25 +294,12 @@ for S in $SEEDS; do
       --advantage "$GRPO_ADVANTAGE" --group_norm_std_threshold "$GRPO_STD_THRESHOLD" --temperature "$GRPO_TEMPERATURE" --seed "$S" --threads "$THREADS" \
       --max_seconds "$GRPO_MAX_SECONDS" "${reward_args[@]}" >"$R/grpo.log" 2>&1 || rc=$?
     grep -a "^{'loss'" "$R/grpo.log" | tail -1 || true
-    # What reached the trainer: TRL's logged batch-mean reward per step (a dry run whose rewards are all 0 has
-    # a model that wrote no code: the loop ran, but no reward signal was exercised).
-    "$PYTHON" - "$R/grpo.log" <<'PY' || true
-import ast, sys
-steps = []
-for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
-    if line.startswith("{'loss'"):
-        try:
-            steps.append(ast.literal_eval(line.strip()))
-        except (ValueError, SyntaxError):
-            pass
-if steps:
-    rewards = ", ".join(f"{s.get('reward', 0):.3f}" for s in steps)
-    no_code = steps[-1].get("rewards/coderl/no_code/mean")
-    print(f"GRPO reward reaching the trainer, per step: {rewards}"
-          + (f" (last step: {100 * no_code:.0f} % of completions without code)" if no_code is not None else ""))
-    if not any(s.get("reward", 0) for s in steps):
-        print("!!! every reward the trainer got was 0: no completion held code the reward could run")
-PY
+    grep -a "^GRPO reward reaching the trainer" "$R/grpo.log" || true
+    if [[ $rc == 3 ]]; then
+      tail -5 "$R/grpo.log"
+      die 1 "DRY_RUN=1: every reward reaching the trainer for seed $S was 0 (no sample held code the reward could \
+credit): the loop ran, but no reward signal was exercised; see $R/grpo/rewards.jsonl"
+    fi
     if [[ $rc != 0 || ! -f $R/grpo/model/config.json ]]; then
       tail -40 "$R/grpo.log"
       die 1 "GRPO for seed $S failed (rc=$rc, 124 = over TIME_BUDGET=$TIME_BUDGET s); see $R/grpo.log"

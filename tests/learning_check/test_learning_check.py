@@ -135,6 +135,19 @@ def test_report_reads_trl_tags_and_says_what_trl_cannot_log(tmp_path):
     assert "**total, end to end** | **304 s (5.1 min)**" in md and "| 410 s (6.8 min) |" in md
 
 
+def test_reward_summary_counts_every_sample_the_trainer_got(tmp_path):
+    rows = [{"rewards": [0.0, 0.5, 1.0, 0.0], "correctness": [0.0, 0.25, 1.0, 0.0], "all_passed": [0, 0, 1, 0]},
+            {"rewards": [0.0, 0.0, 0.0, 0.0], "correctness": [0.0] * 4, "all_passed": [0] * 4}]
+    (tmp_path / "rewards.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    s = report.reward_summary(tmp_path / "rewards.jsonl")
+    assert s == {"samples": 8, "batches": 2, "mean": 0.1875, "max": 1.0, "nonzero": 2, "correctness_max": 1.0,
+                 "all_passed": 1}
+    assert report.reward_line(s) == ("GRPO reward reaching the trainer: mean 0.188, max 1.000 over 8 samples of 2 "
+                                     "batches (2 non-zero; test pass rate max 1.00, 1 passing every test); non-zero: yes")
+    none = report.reward_summary(tmp_path / "absent.jsonl")  # a trainer that scored nothing
+    assert none["samples"] == 0 and report.reward_line(none).endswith("non-zero: NO")
+
+
 def test_report_without_verdict_is_neither_pass_nor_fail(tmp_path):
     """DRY_RUN's report: the gains of a stand-in are shown, but no PASS/FAIL line and exit 0."""
     _fake_run(tmp_path / "a", 0.20, 0.20, [0.5, 0.5, 0.5])
@@ -163,6 +176,9 @@ def test_dry_run_runs_every_cpu_stage(tmp_path):
     lc = tmp_path / "lc"
     # the launch script printed the GRPO command for our model, data and server (on a free port it picked)
     assert f"--pretrain {lc}/seed3/sft" in p.stdout and "--advantage_estimator group_norm" in p.stdout
+    # the warm start, the server and the command all use the first 4 train problems (TRAIN_ROWS)
+    assert f"--prompt_data {lc}/data/train_first4/train.jsonl" in p.stdout
+    assert json.loads((lc / "seed3" / "sft" / "warm_start.json").read_text())["rows"] == 4
     port = int(p.stdout.split("reward server on port ")[1].split()[0])
     assert f"server: http://127.0.0.1:{port}/health: ready" in p.stdout + p.stderr
     # a stand-in's verdict is no verdict

@@ -1,16 +1,17 @@
 """The CPU learning check's loop in CI: scripts/learning_check.sh TRAINER=trl DRY_RUN=1 end to end (real task,
-preprocess --verify in both layouts, a tiny warm start, held-out evaluation in the sandbox, a few GRPO steps of
-TRL's GRPOTrainer scored by coderl's in-process pool through learning_check/trl_grpo.py, report), then a rerun
-that reuses the cached task, warm start and before-evaluation. It checks that the loop runs and logs coderl's
-components per step, not that it learns (that is scripts/learning_check.sh's full run, docs/learning_check.md)."""
+preprocess --verify in both layouts, a nano warm start on the 4 problems GRPO draws from, held-out evaluation in
+the sandbox, a few GRPO steps of TRL's GRPOTrainer scored by coderl's in-process pool through
+learning_check/trl_grpo.py, report), run once (conftest.trl_dry_run); then, on copies, a rerun that reuses the
+cached task, warm start and before-evaluation, and one whose rewards are all 0, which fails. It checks that the
+loop runs, logs coderl's components per step and that non-zero rewards graded in the sandbox reach the trainer,
+not that it learns (that is scripts/learning_check.sh's full run, docs/learning_check.md)."""
 
 from __future__ import annotations
 
 import itertools
 import json
-import os
+import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -23,16 +24,11 @@ pytestmark = pytest.mark.timeout(400)
 
 
 @pytest.mark.slow
-def test_trl_grpo_loop_runs_and_logs_coderl_components(tmp_path):
-    lc = tmp_path / "lc"
-    env = {**os.environ, "OUT": str(lc), "DRY_RUN": "1", "TRAINER": "trl", "PYTHON": sys.executable, "SEEDS": "4",
-           "GRPO_STEPS": "2", "GRPO_ITERATIONS": "1", "SFT_NOISE": "0.5"}
-    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+def test_trl_grpo_loop_runs_and_logs_coderl_components(trl_dry_run):
+    lc = trl_dry_run.out
     run = lc / "seed4"
     # TRL ran 2 optimizer steps, each on a batch it generated, and logged coderl's components beside its metrics
-    logs = [json.loads(line) for line in (run / "grpo" / "log_history.jsonl").read_text().splitlines()]
-    steps = [r for r in logs if "reward" in r]
+    steps = [r for r in _log_history(run) if "reward" in r]
     assert len(steps) == 2
     for r in steps:
         assert r["rewards/code_reward/mean"] == pytest.approx(r["reward"], abs=1e-6)
@@ -47,33 +43,78 @@ def test_trl_grpo_loop_runs_and_logs_coderl_components(tmp_path):
     assert j["runs"]["seed4"]["missing_metrics"] == []
     assert [t["stage"] for t in j["runs"]["seed4"]["timings"]] == ["warm_start", "eval_before", "grpo", "eval_after"]
     assert all(t["cpu_seconds"] > 0 for t in j["runs"]["seed4"]["timings"])  # the stage's own processes' CPU
-    # the warm start imitated an imperfect demonstrator, and the report says so
-    assert j["runs"]["seed4"]["warm_start"]["noise"] == 0.5 and j["runs"]["seed4"]["statuses"]["before"]
+    # the warm start imitated an imperfect demonstrator on the 4 problems GRPO draws from, and the report says so
+    ws = j["runs"]["seed4"]["warm_start"]
+    assert ws["noise"] == 0.5 and ws["rows"] == 4 and j["runs"]["seed4"]["statuses"]["before"]
     assert "50 % of the drawn targets a near miss" in (lc / "report" / "report.md").read_text()
-    assert "NO VERDICT: DRY_RUN=1" in p.stdout and "FAIL" not in p.stdout
+    assert len((lc / "data" / "train_trl_first4" / "train.jsonl").read_text().splitlines()) == 4
+    assert "NO VERDICT: DRY_RUN=1" in trl_dry_run.stdout and "FAIL" not in trl_dry_run.stdout
     assert json.loads((run / "eval_after" / "summary.json").read_text())["samples_scored"] == 12
 
-    # GRPO alone again, now reusing one generated batch for both steps (TRL's num_iterations), rewarding the
-    # test pass rate alone (GRPO_REWARD), with the adaptive group norm (GRPO_ADVANTAGE, default std above): the
-    # task, warm start and before-evaluation come from the cache
+
+@pytest.mark.slow
+def test_a_non_zero_reward_graded_in_the_sandbox_reaches_the_trainer(trl_dry_run):
+    """The dry run's point: the rewards TRL got, sample by sample, are not all 0, and some came from tests run."""
+    grpo = trl_dry_run.out / "seed4" / "grpo"
+    batches = [json.loads(line) for line in (grpo / "rewards.jsonl").read_text().splitlines()]
+    assert [len(b["rewards"]) for b in batches] == [8, 8]  # 2 generated batches of 2 prompts x 4 samples
+    # what was recorded is what TRL logged as each step's mean reward
+    steps = [r for r in _log_history(grpo.parent) if "reward" in r]
+    assert [sum(b["rewards"]) / 8 for b in batches] == pytest.approx([r["reward"] for r in steps], abs=1e-6)
+    s = json.loads((grpo / "reward_summary.json").read_text())
+    assert s["nonzero"] > 0 and s["max"] > 0 and s["samples"] == 16
+    assert s["correctness_max"] > 0  # a test passed: the sandbox ran the model's own code
+    line = next(ln for ln in trl_dry_run.stdout.splitlines() if ln.startswith("GRPO reward reaching the trainer:"))
+    assert line.endswith("non-zero: yes") and f"over 16 samples of 2 batches ({s['nonzero']} non-zero" in line
+    assert line in (trl_dry_run.out / "report" / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_cached_rerun_redoes_only_grpo(trl_dry_run, tmp_path):
+    """GRPO alone again, on a copy of the dry run, now reusing one generated batch for both steps (TRL's
+    num_iterations), rewarding the test pass rate alone (GRPO_REWARD), with the adaptive group norm
+    (GRPO_ADVANTAGE, default std before): the task, warm start and before-evaluation come from the cache."""
+    lc = tmp_path / "lc"
+    shutil.copytree(trl_dry_run.out, lc)
+    run = lc / "seed4"
+    first_steps = [r for r in _log_history(run) if "reward" in r]
     sft_mtime = (run / "sft" / "model.safetensors").stat().st_mtime_ns
     only_tests = "format_weight=0 syntax_weight=0 length_weight=0"
-    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True,
-                       env={**env, "GRPO_ITERATIONS": "2", "GRPO_REWARD": only_tests, "GRPO_ADVANTAGE": "group_norm"},
-                       timeout=300, cwd=tmp_path)
+    env = {**trl_dry_run.env, "OUT": str(lc), "GRPO_ITERATIONS": "2", "GRPO_REWARD": only_tests,
+           "GRPO_ADVANTAGE": "group_norm"}
+    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     for what in ("task and data: cached", "seed 4: warm start: cached", "seed 4: held-out pass@k before GRPO: cached"):
         assert what in p.stdout
     assert (run / "sft" / "model.safetensors").stat().st_mtime_ns == sft_mtime
-    logs = [json.loads(line) for line in (run / "grpo" / "log_history.jsonl").read_text().splitlines()]
+    logs = _log_history(run)
     assert len([r for r in logs if "loss" in r]) == 2 and len([r for r in logs if "reward" in r]) == 1
     r = next(r for r in logs if "reward" in r)
     assert r["reward"] == pytest.approx(r["rewards/coderl/correctness/mean"], abs=1e-6)
     assert 0.0 <= r["group_norm_fallback_frac"] <= 1.0 and "group_norm_all_equal_frac" in r
     assert "advantage group_norm (std threshold 0.1)" in (run / "grpo.log").read_text()
-    assert "group_norm_fallback_frac" not in json.dumps(steps)  # the first run's std advantage has no fallback
+    assert "group_norm_fallback_frac" not in json.dumps(first_steps)  # the first run's std advantage has no fallback
     j = json.loads((lc / "report" / "report.json").read_text())
     assert [t["stage"] for t in j["runs"]["seed4"]["timings"]] == ["warm_start", "eval_before", "grpo", "eval_after"]
+
+
+@pytest.mark.slow
+def test_the_dry_run_fails_when_every_reward_reaching_the_trainer_is_0(trl_dry_run, tmp_path):
+    """A reward whose every weight is 0 gives each sample 0: the dry run then fails, saying so."""
+    lc = tmp_path / "lc"
+    shutil.copytree(trl_dry_run.out, lc)
+    zero = "correctness_weight=0 format_weight=0 syntax_weight=0 length_weight=0"
+    p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                       env={**trl_dry_run.env, "OUT": str(lc), "GRPO_REWARD": zero})
+    assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "non-zero: NO" in p.stdout and "over 16 samples" in p.stdout
+    assert "DRY_RUN=1: every reward reaching the trainer for seed 4 was 0" in p.stderr
+    assert json.loads((lc / "seed4" / "grpo" / "reward_summary.json").read_text())["nonzero"] == 0
+    assert "held-out pass@k after GRPO" not in p.stdout  # it stopped there: no after-evaluation, no report
+
+
+def _log_history(run) -> list[dict]:
+    return [json.loads(line) for line in (run / "grpo" / "log_history.jsonl").read_text().splitlines()]
 
 
 def test_reward_overrides_become_the_pools_reward_section():
