@@ -297,7 +297,7 @@ class Worker(JobAccounting, Processes, Hygiene):
             what = rec[0]
             if what == "end":
                 i = rec[1]
-                r = {"status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
+                r = _ended(rec)
                 if r["status"] == Status.KILLED:
                     self._refine(cand, r)
                 results[i] = r
@@ -411,8 +411,7 @@ class Worker(JobAccounting, Processes, Hygiene):
                     if rec[2] == Status.KILLED:
                         self.exceeded = rec[1]
                         self.charged.add(rec[1])
-                    results[rec[1]] = dict(timeout) if rec[2] == Status.KILLED else {
-                        "status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
+                    results[rec[1]] = dict(timeout) if rec[2] == Status.KILLED else _ended(rec)
                     remaining.remove(rec[1])
                     started = True
                 elif rec[0] == "ready":
@@ -566,6 +565,11 @@ class Worker(JobAccounting, Processes, Hygiene):
                     os.kill(helper, signal.SIGCONT)
                 except OSError:
                     pass
+
+
+def _ended(rec):
+    """The result a judge's "end" record carries: ["end", i, status, runtime_s, detail, value] (judge.Job.one)."""
+    return {"status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
 
 
 def _classify_exit(status, stderr):
