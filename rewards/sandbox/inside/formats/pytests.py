@@ -267,12 +267,12 @@ def runner(job, ns):
             exc = call.excinfo.value if call.excinfo is not None else None
             out = self.outcome.setdefault(item.nodeid, [None, "", 0.0])
             out[2] += call.duration
-            if exc is None:
-                outcome, longrepr = Status.PASSED, None
+            if exc is None:  # `outcome` is pytest's report vocabulary ("passed", "skipped", "failed"), not a Status
+                outcome, longrepr = "passed", None
             elif isinstance(exc, pytest.skip.Exception):
                 outcome, longrepr = "skipped", ("", 0, str(exc))
             else:
-                outcome, longrepr = Status.FAILED, type(exc).__name__
+                outcome, longrepr = "failed", type(exc).__name__
             if exc is not None and out[0] is None:
                 out[0], out[1] = status_of(exc)
             return TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, outcome, longrepr,
