@@ -32,6 +32,7 @@ from dataclasses import replace
 from coderl.rewards.labels import Label
 from coderl.rewards.sandbox.inside.formats import REGISTRY
 from coderl.rewards.sandbox.inside.formats.humaneval import is_case
+from coderl.rewards.sandbox.inside.framing import Status
 
 from .schemas import Problem
 
@@ -66,7 +67,7 @@ class Verifier:
             kept, dropped = outcome["kept"], _with_errors(outcome["dropped"], self._failures(p, res))
             self.reports[i] = {"source_id": p.source_id, "cases": outcome["cases"],
                                "kept_cases": outcome["kept_cases"], "dropped": dropped}
-            passed = [o.runtime_s for o in res.outcomes if o.status == "passed"]
+            passed = [o.runtime_s for o in res.outcomes if o.status == Status.PASSED]
             p.ref_time_s = round(max(passed), 4) if passed else None
             if kept and outcome["rewritten"]:
                 cut.append(i)
@@ -103,7 +104,7 @@ class Verifier:
     def _statuses(self, label: Label, res) -> tuple[list[int], list[str]]:
         sizes = self._case_counts(label)
         statuses = [o.status for o in res.outcomes][:sum(sizes)]
-        statuses += ["killed"] * (sum(sizes) - len(statuses))  # a run that stopped early: missing = failed
+        statuses += [Status.KILLED.value] * (sum(sizes) - len(statuses))  # a run that stopped early: missing = failed
         return sizes, statuses
 
     def _keep(self, p: Problem, res) -> dict:
@@ -111,9 +112,9 @@ class Verifier:
         "rewritten": whether a kept entry was cut, "counts": {verify stat: n}}."""
         sizes, statuses = self._statuses(_label(p), res)
         for s in statuses:
-            if s != "passed":
+            if s != Status.PASSED:
                 self.failed_statuses[s] += 1
-        return {"cases": len(statuses), "failed": sum(s != "passed" for s in statuses), "rewritten": False,
+        return {"cases": len(statuses), "failed": sum(s != Status.PASSED for s in statuses), "rewritten": False,
                 **REGISTRY[p.format].keep(p.tests, statuses, sizes)}
 
     def _recheck(self, p: Problem, res, rep: dict) -> None:
@@ -121,7 +122,7 @@ class Verifier:
         sizes, statuses = self._statuses(_label(p), res)
         kept, pos = [], 0
         for k, (test, n) in enumerate(zip(p.tests, sizes, strict=True)):
-            bad = [s for s in statuses[pos:pos + n] if s != "passed"]
+            bad = [s for s in statuses[pos:pos + n] if s != Status.PASSED]
             if bad:
                 self.stats["tests_dropped_on_recheck"] += 1
                 rep["dropped"].append(f"tests[{k}] (after the cut: {len(bad)} of its {n} cases failed)")
@@ -139,7 +140,7 @@ class Verifier:
         pos = 0
         for k, n in enumerate(sizes):
             for i, o in enumerate(res.outcomes[pos:pos + n]):
-                if o.status != "passed":
+                if o.status != Status.PASSED:
                     said = _one_line(o.detail or res.detail)
                     src = _case_source(p, k, i)
                     out.setdefault(k, {})[i] = f"{src} -> {said}" if src and said else src or said

@@ -227,7 +227,7 @@ class Scorer:
             syntax_ok = p.syntax_ok
             if syntax_ok is None:
                 syntax_ok = compiled(res)
-                if not syntax_ok and res is not None and any(o.status == "syntax" for o in res.outcomes):
+                if not syntax_ok and res is not None and any(o.status == Status.SYNTAX for o in res.outcomes):
                     pass  # the sandbox compiled it and it failed: no check needed
                 elif not syntax_ok:
                     try:

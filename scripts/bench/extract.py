@@ -45,6 +45,7 @@ from scripts.bench.workloads import (  # noqa: E402
     SYSTEM_THINK,
     ServerProc,  # noqa: E402
     chatml,
+    emit_json,
     rows,
     write_jsonl,
 )
@@ -211,9 +212,7 @@ def main() -> int:
                             "worst_extract_ms": max(r["extract_ms"] for r in rows_)}
     if not args.skip_health:
         result["health"] = bench_health(args.size, args.health_queries, args.health_spinning)
-    print(json.dumps(result, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2))
+    emit_json(result, args.json)
 
     print(f"\n{'generator':<24}{'prepare ms':>11}{'extract ms':>11}{'| old: chars':>13}{'old ms':>10}"
           f"{'ours ms':>9}{'ratio':>9}")

@@ -31,6 +31,7 @@ from coderl.rewards import syntax
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
 from coderl.rewards.sandbox import Job, Sandbox
+from scripts.bench.workloads import emit_json
 
 HONEST_UNIT = ("def has_close(numbers, threshold):\n    for i, a in enumerate(numbers):\n"
                "        for j, b in enumerate(numbers):\n            if i != j and abs(a - b) < threshold:\n"
@@ -141,10 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         res["inline_compile"] = inline_compile(chars, a.repeats, syntax.INLINE_CHARS)
         res["inline_compile_baseline"] = inline_compile(chars, a.repeats, a.baseline_inline_chars)
     syntax._helper.close()
-    print(json.dumps(res, indent=2))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(res, f, indent=2)
+    emit_json(res, a.json)
     return 0
 
 

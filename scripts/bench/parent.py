@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from scripts.bench.server import humaneval_unittest_queries, humaneval_unittest_rows, start_ours, timed_post
+from scripts.bench.workloads import emit_json
 
 # A worker that answers at once: the protocol of rewards/sandbox/inside/worker.py (bootstrap frame in, hello,
 # then one reply per job; need_spec until it has the label's tests), nothing run.
@@ -142,9 +143,7 @@ def main() -> int:
     result = {"machine": {"cpus": os.cpu_count(), "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]},
               "queries": args.queries, "stub_workers": stub,
               "projection": {"worker_rate": args.worker_rate, "rows": project(stub, args.worker_rate, args.queries)}}
-    print(json.dumps(result, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2))
+    emit_json(result, args.json)
     print(f"\nreward server with stub workers (answer at once), {args.queries} queries per batch, median of {args.repeats}:")
     print(f"{'workers':>8} {'batch s':>8} {'jobs/s':>7} {'parent CPU ms/job':>18} {'pre s':>7} {'exec s':>7} {'post s':>7}")
     for s in stub:

@@ -10,7 +10,6 @@ unittest module (the baseline, the cheapest judged format), one pool, alternatin
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import time
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
 from coderl.rewards.sandbox import Job, Sandbox
+from scripts.bench.workloads import emit_json
 
 PROGRAM = "def add(a, b):\n    return a + b\n"
 PYTEST = ("import pytest\nfrom solution import add\n\ndef test_a():\n    assert add(1, 2) == 3\n\n"
@@ -69,10 +69,7 @@ def main(argv=None) -> int:
     figures = {"ms_per_job_best": out, "ratio_pytest_vs_unittest": round(out["pytest"] / out["unittest"], 2)}
     if args.harness:
         figures["kodcode_harness_ms_per_program"] = round(1000 * harness_s(args.harness), 1)
-    print(json.dumps(figures, indent=1))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(figures, f, indent=1)
+    emit_json(figures, args.json, indent=1)
     return 0
 
 

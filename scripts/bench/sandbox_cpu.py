@@ -15,7 +15,6 @@ are per job, whatever the wall clock did. Prints JSON, then a table. docs/perfor
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -26,6 +25,7 @@ from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
 from coderl.rewards.sandbox import Job, Sandbox
 from scripts.bench.server import humaneval_unittest_rows
+from scripts.bench.workloads import emit_json
 
 
 def _stat(pid: int) -> tuple[float, float, int, int]:
@@ -121,10 +121,7 @@ def main() -> int:
         cpu.setdefault(k, 0.0)
         faults.setdefault(k, 0)
     out["cpu_ms_per_job"]["total"] = round(sum(cpu.values()) / done * 1e3, 3)
-    print(json.dumps(out, indent=2))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+    emit_json(out, args.json)
     print(f"\n{done} jobs, {args.workers} worker(s): {out['jobs_per_s']} jobs/s (load {out['machine']['loadavg_at_end'][0]})")
     print(f"{'process':<26}{'CPU ms/job':>11}{'faults/job':>12}")
     for k in order:

@@ -154,6 +154,16 @@ def humaneval_rows() -> list[dict]:
     return list(read_problems().values())
 
 
+def emit_json(figures: dict, path: str | None, indent: int = 2) -> None:
+    """Print a benchmark's figures as JSON and, given a --json path, write the same text there (atomically)."""
+    text = json.dumps(figures, indent=indent)
+    print(text)
+    if path:
+        tmp = f"{path}.tmp"
+        Path(tmp).write_text(text)
+        os.replace(tmp, path)
+
+
 def write_jsonl(path: Path, data: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data))
     return path

@@ -36,6 +36,7 @@ import unittest._log
 import unittest.mock
 
 from . import channel, formats, framing, mirrors, protocol, stdlib_patches, wire
+from .framing import Status
 from .proxy import _loaded
 from .session import Session, _same
 from .verdicts import classify, describe, excerpt
@@ -211,12 +212,12 @@ class Job:
                          "prelude": self.spec.prelude})
             reply = s.chan._recv()
         except channel.PeerGone as e:
-            return self.unloaded("killed", f"the program's process ended before it loaded: {e}")
+            return self.unloaded(Status.KILLED, f"the program's process ended before it loaded: {e}")
         if reply[0] != "ok":
             desc = reply[1] if len(reply) > 1 and type(reply[1]) is dict else {}
             exc = s.exception(desc) if desc else RuntimeError("bad reply")
-            status = "syntax" if desc.get("phase") == "compile" else classify(exc)
-            return self.unloaded("killed" if isinstance(exc, SystemExit) else status, describe(exc, self.limit))
+            status = Status.SYNTAX if desc.get("phase") == "compile" else classify(exc)
+            return self.unloaded(Status.KILLED if isinstance(exc, SystemExit) else status, describe(exc, self.limit))
         try:
             ns = _namespace(s, self.spec, reply[1] if type(reply[1]) is list else [])
             runner = formats.REGISTRY[self.spec.format].runner(self, ns)
@@ -232,7 +233,7 @@ class Job:
         self.report(["prelude", status, detail], hold_it=True)
         self.report(["done"])
 
-    def one(self, i, fn, success="passed"):
+    def one(self, i, fn, success=Status.PASSED):
         """Run test case i (fn() raises on failure) and report it."""
         s = self.session
         s.taint = None
@@ -369,12 +370,12 @@ def serve(sock_fd, base, ledger=None):
         # drops any other (a record of an earlier job must never count as the running one's).
         if ledger is not None:
             if record[0] == "end" and type(record[1]) is int and 0 <= record[1] < len(ledger) - 1 - framing.LEDGER_INFORMED:
-                ledger[1 + record[1]] = _LEDGER_CODES.get(record[2], _LEDGER_CODES["error"])
+                ledger[1 + record[1]] = _LEDGER_CODES.get(record[2], _LEDGER_CODES[Status.ERROR])
             elif record[0] == "ready":
                 ledger[0] = 1
         held.append(framing.pack([hold["job"], *record]))
         now = time.monotonic()
-        if hold_it or record[0] in ("ready", "end") and record[2:3] != ["killed"] and now - hold["since"] < hold["s"]:
+        if hold_it or record[0] in ("ready", "end") and record[2:3] != [Status.KILLED] and now - hold["since"] < hold["s"]:
             return
         sock.sendall(b"".join(held))
         held.clear()
@@ -406,7 +407,7 @@ def serve(sock_fd, base, ledger=None):
             if spec is None:
                 report(["need_spec"])
             else:
-                report(["prelude", "killed", "no channel to the program"], hold_it=True)
+                report(["prelude", Status.KILLED, "no channel to the program"], hold_it=True)
                 report(["done"])
             if chan_fd is not None:
                 os.close(chan_fd)
@@ -424,7 +425,7 @@ def serve(sock_fd, base, ledger=None):
             job = Job(spec, msg, chan_fd, report, informed)
             job.run()
         except BaseException as e:  # a judge bug must never look like a pass, nor outlive its job
-            report(["prelude", "killed", f"judge error: {type(e).__name__}: {e}"], hold_it=True)
+            report(["prelude", Status.KILLED, f"judge error: {type(e).__name__}: {e}"], hold_it=True)
             report(["retire"])
             return
         finally:

@@ -8,6 +8,7 @@ import sys
 import types
 
 from . import channel, mirrors, protocol, wire
+from .framing import Status
 from .guards import _accepted_ref, _exportable, _Exported, _known, _may_set, _write_back
 from .proxy import (
     CandidateGone,
@@ -62,12 +63,12 @@ class Session:
 
     # ---------------------------------------------------------------- taint
     def unjudgeable(self, what):
-        self.taint = self.taint or ("unsupported", f"not judgeable through the plain-data channel: {what}")
+        self.taint = self.taint or (Status.UNSUPPORTED, f"not judgeable through the plain-data channel: {what}")
         return Unjudgeable(what)
 
     def _gone(self, why):
         self.gone = self.gone or why
-        self.taint = ("killed", f"the program's process ended: {why}")
+        self.taint = (Status.KILLED, f"the program's process ended: {why}")
         return CandidateGone(why)
 
     # ---------------------------------------------------------------- values
@@ -173,7 +174,7 @@ class Session:
         try:
             return wire.decode(value, self.resolve)
         except (wire.DecodeError, RecursionError) as e:
-            self.taint = ("error", f"the program sent an unreadable value: {e}")
+            self.taint = (Status.ERROR, f"the program sent an unreadable value: {e}")
             raise CandidateGone(str(e)) from None
 
     # ---------------------------------------------------------------- requests to the candidate
@@ -205,7 +206,7 @@ class Session:
         try:
             exc = wire.build_exception(desc, self.resolve)
         except (wire.DecodeError, RecursionError) as e:
-            self.taint = ("error", f"the program raised an unreadable exception: {e}")
+            self.taint = (Status.ERROR, f"the program raised an unreadable exception: {e}")
             return CandidateGone(str(e))
         if isinstance(exc, (StopIteration, StopAsyncIteration)) and not stop:
             exc = ProgramStopIteration(f"the program raised {type(exc).__name__}: {desc.get('str') or ''}"[:500])

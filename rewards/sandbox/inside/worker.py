@@ -26,6 +26,7 @@ from collections import deque
 
 from . import candidate, framing, jobns, landlock, packages
 from .clock import RunClock
+from .framing import Status
 from .hygiene import Hygiene
 from .jobcg import JobAccounting
 from .processes import Processes
@@ -105,14 +106,14 @@ class Worker(JobAccounting, Processes, Hygiene):
             if self.exceeded is not None and job.get("probe") and not final else None
         if self.lost:  # the tests with a verdict keep it; the pool runs the job again for the others
             decided = [i for i in range(n) if results[i] is not None]
-            rest = {"status": "killed", "runtime_s": 0.0, "detail": self.lost}
+            rest = {"status": Status.KILLED, "runtime_s": 0.0, "detail": self.lost}
         elif self.aborted:
-            rest = {"status": "timeout", "runtime_s": 0.0, "detail": framing.CUT_DETAIL}
+            rest = {"status": Status.TIMEOUT, "runtime_s": 0.0, "detail": framing.CUT_DETAIL}
         elif self.exceeded is not None:
-            rest = {"status": "timeout", "runtime_s": 0.0,
+            rest = {"status": Status.TIMEOUT, "runtime_s": 0.0,
                     "detail": f"not run: test {self.exceeded} exceeded its time limit"}
         else:
-            rest = {"status": "timeout", "runtime_s": 0.0, "detail": "job wall-clock limit exceeded"}
+            rest = {"status": Status.TIMEOUT, "runtime_s": 0.0, "detail": "job wall-clock limit exceeded"}
         for i in range(n):
             if results[i] is None:
                 results[i] = dict(rest)
@@ -212,18 +213,18 @@ class Worker(JobAccounting, Processes, Hygiene):
         tests ran; they never run again (a second try would let a program that made the judge die or hang
         pass a test it failed). True when the program had loaded."""
         ledger = self.ledger
-        lost = {"status": "killed", "runtime_s": 0.0, "detail": "the verdict was lost with the judge process"}
+        lost = {"status": Status.KILLED, "runtime_s": 0.0, "detail": "the verdict was lost with the judge process"}
         for i in list(remaining):
             code = ledger[1 + i] if 1 + i < len(ledger) else 0
             if not code:
                 continue
-            status = framing.LEDGER_STATUSES[code - 1] if code <= len(framing.LEDGER_STATUSES) else "error"
+            status = framing.LEDGER_STATUSES[code - 1] if code <= len(framing.LEDGER_STATUSES) else Status.ERROR
             if status == framing.OK:  # judged outside on the value that went with the record, lost with it
                 results[i] = dict(lost)
             else:
-                results[i] = {"status": "timeout" if timed_out and status == "killed" else status,
+                results[i] = {"status": Status.TIMEOUT if timed_out and status == Status.KILLED else status,
                               "runtime_s": 0.0, "detail": "decided before the judge process was stopped"}
-                if timed_out and status == "killed":
+                if timed_out and status == Status.KILLED:
                     self.charged.add(i)
             remaining.remove(i)
         return bool(ledger[0]) or any(r is not None for r in results)
@@ -283,7 +284,7 @@ class Worker(JobAccounting, Processes, Hygiene):
                 return "restart", False
             self.stop_judge()
             if (self._recover(remaining, results) or started) and remaining:
-                results[remaining[0]] = {"status": "killed", "runtime_s": 0.0, "detail": "the judge process died"}
+                results[remaining[0]] = {"status": Status.KILLED, "runtime_s": 0.0, "detail": "the judge process died"}
                 remaining.pop(0)
             return "restart", False
         if got is None:
@@ -296,8 +297,8 @@ class Worker(JobAccounting, Processes, Hygiene):
             what = rec[0]
             if what == "end":
                 i = rec[1]
-                r = {"status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
-                if r["status"] == "killed":
+                r = _ended(rec)
+                if r["status"] == Status.KILLED:
                     self._refine(cand, r)
                 results[i] = r
                 if i in remaining:
@@ -307,7 +308,7 @@ class Worker(JobAccounting, Processes, Hygiene):
                 progressed = True
             elif what == "prelude":
                 r = {"status": rec[1], "runtime_s": 0.0, "detail": rec[2]}
-                if r["status"] == "killed":
+                if r["status"] == Status.KILLED:
                     self._refine(cand, r)
                 for i in remaining:
                     results[i] = dict(r)
@@ -378,7 +379,7 @@ class Worker(JobAccounting, Processes, Hygiene):
         self._drain(cand)
         stderr = bytes(cand.bufs[cand.err]).decode("utf-8", "replace")
         if self.mem_out or self.oom_killed():  # our kill, or the kernel's, for the job's memory together
-            r["status"], r["detail"] = "memory", _MEM_DETAIL.format(self.job_memory_mb)
+            r["status"], r["detail"] = Status.MEMORY, _MEM_DETAIL.format(self.job_memory_mb)
             return True
         if status is None:
             return False
@@ -399,19 +400,18 @@ class Worker(JobAccounting, Processes, Hygiene):
         except OSError:
             pass
         why = "job wall-clock limit exceeded" if time.monotonic() >= deadline_job else "wall-clock limit exceeded"
-        timeout = {"status": "timeout", "runtime_s": 0.0, "detail": why}
+        timeout = {"status": Status.TIMEOUT, "runtime_s": 0.0, "detail": why}
         hit = False  # the judge named what our kill ended
         deadline = time.monotonic() + _GRACE_S
         while self.jsock is not None:
             while self.jqueue:
                 rec = self.jqueue.popleft()
                 if rec[0] == "end" and rec[1] in remaining:  # decided before the kill, or ended by it
-                    hit = hit or rec[2] == "killed"
-                    if rec[2] == "killed":
+                    hit = hit or rec[2] == Status.KILLED
+                    if rec[2] == Status.KILLED:
                         self.exceeded = rec[1]
                         self.charged.add(rec[1])
-                    results[rec[1]] = dict(timeout) if rec[2] == "killed" else {
-                        "status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
+                    results[rec[1]] = dict(timeout) if rec[2] == Status.KILLED else _ended(rec)
                     remaining.remove(rec[1])
                     started = True
                 elif rec[0] == "ready":
@@ -471,7 +471,7 @@ class Worker(JobAccounting, Processes, Hygiene):
             if self.aborted:
                 results[i] = None
                 break
-            if r["status"] == "timeout" and r.get("wall"):  # one case that hangs ends the job
+            if r["status"] == Status.TIMEOUT and r.get("wall"):  # one case that hangs ends the job
                 self.exceeded = i
                 self.charged.add(i)
                 break
@@ -517,20 +517,20 @@ class Worker(JobAccounting, Processes, Hygiene):
             if left <= 0:
                 detail = ("wall-clock limit exceeded" if cand.pid not in self.zexits else
                           "wall-clock limit exceeded: a process the program started still held its output")
-                return {"status": "timeout", "runtime_s": time.monotonic() - t0, "detail": detail, "wall": True}
+                return {"status": Status.TIMEOUT, "runtime_s": time.monotonic() - t0, "detail": detail, "wall": True}
             now = time.monotonic()
             if mem.over(now):
                 self.sweep()
-                return {"status": "memory", "runtime_s": now - t0,
+                return {"status": Status.MEMORY, "runtime_s": now - t0,
                         "detail": _MEM_DETAIL.format(self.job_memory_mb)}
             for fd in select.select(fds, [], [], min(left, mem.left(now)))[0]:
                 if fd is self.proto_in:
                     if self.poll_inbox():
-                        return {"status": "timeout", "runtime_s": 0.0, "detail": framing.CUT_DETAIL}
+                        return {"status": Status.TIMEOUT, "runtime_s": 0.0, "detail": framing.CUT_DETAIL}
                     continue
                 if fd is self.zsock:
                     if self._zmsg(time.monotonic()) is None and self.dirty:
-                        return {"status": "killed", "runtime_s": 0.0, "detail": "sandbox zygote died"}
+                        return {"status": Status.KILLED, "runtime_s": 0.0, "detail": "sandbox zygote died"}
                     continue
                 chunk = os.read(fd, 65536)
                 if chunk:
@@ -539,17 +539,17 @@ class Worker(JobAccounting, Processes, Hygiene):
                     fds.remove(fd)
         runtime = time.monotonic() - t0
         if self.oom_killed():
-            return {"status": "memory", "runtime_s": runtime, "detail": _MEM_DETAIL.format(self.job_memory_mb)}
+            return {"status": Status.MEMORY, "runtime_s": runtime, "detail": _MEM_DETAIL.format(self.job_memory_mb)}
         status = self.zexits[cand.pid]
         self._drain(cand)
         stderr = bytes(cand.bufs[cand.err]).decode("utf-8", "replace")
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
             return {"status": framing.OK, "runtime_s": runtime, "detail": ""}
         st, why = _classify_exit(status, stderr)
-        if st == "killed" and os.WIFEXITED(status):
+        if st == Status.KILLED and os.WIFEXITED(status):
             code = os.WEXITSTATUS(status)
-            st, why = ("syntax", "the program does not compile") if code == candidate.SYNTAX_EXIT else \
-                ("error", f"exit status {code}")
+            st, why = (Status.SYNTAX, "the program does not compile") if code == candidate.SYNTAX_EXIT else \
+                (Status.ERROR, f"exit status {code}")
         return {"status": st, "runtime_s": runtime, "detail": (why + "\n" + stderr[-job["detail_chars"]:]).strip()}
 
     def finish_job(self):
@@ -567,14 +567,19 @@ class Worker(JobAccounting, Processes, Hygiene):
                     pass
 
 
+def _ended(rec):
+    """The result a judge's "end" record carries: ["end", i, status, runtime_s, detail, value] (judge.Job.one)."""
+    return {"status": rec[2], "runtime_s": rec[3], "detail": rec[4], "value": rec[5]}
+
+
 def _classify_exit(status, stderr):
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
-        return "timeout", "CPU-time limit exceeded"
+        return Status.TIMEOUT, "CPU-time limit exceeded"
     if "MemoryError" in stderr or "Cannot allocate memory" in stderr:
-        return "memory", "out of memory"
+        return Status.MEMORY, "out of memory"
     if os.WIFSIGNALED(status):
-        return "killed", f"killed by signal {os.WTERMSIG(status)}"
-    return "killed", f"exited (status {os.WEXITSTATUS(status)}) before its tests finished"
+        return Status.KILLED, f"killed by signal {os.WTERMSIG(status)}"
+    return Status.KILLED, f"exited (status {os.WEXITSTATUS(status)}) before its tests finished"
 
 
 def main(cfg):

@@ -197,60 +197,71 @@ class _Case:
             self.test_defs.add(stmt.name)
 
     def _scan(self, stmt: ast.stmt) -> None:
-        sol, add = self.sol, self.reasons.add
         asserting = isinstance(stmt, ast.Assert) or any(
             isinstance(n, ast.Call) and _name(n.func).startswith("self.assert") for n in ast.walk(stmt))
         if asserting and any(isinstance(n, ast.Name) and n.id in self.passed_args for n in ast.walk(stmt)):
-            add("in_place")
+            self.reasons.add("in_place")
         for n in ast.walk(stmt):
-            if isinstance(n, ast.Name):
-                if n.id in sol.variables and n.id not in self.bound:
-                    add("globals")
-                if n.id in ("capsys", "capfd"):
-                    add("stdout")
-            elif isinstance(n, (ast.Global, ast.Nonlocal)) and set(n.names) & sol.variables:
-                add("globals")
-            elif isinstance(n, ast.Attribute):
-                full = _name(n)
-                if full.split(".")[0] in self.modules and n.attr in sol.variables:
-                    add("globals")
-                if isinstance(n.ctx, ast.Store) and full.split(".")[0] in self.modules:
-                    add("patching")
-                if isinstance(n.ctx, ast.Store) and full in _STDOUT_TARGETS:
-                    add("stdout")
-                elif isinstance(n.ctx, ast.Store) and full in ("sys.stdin", "builtins.input"):
-                    add("patching")
-            elif isinstance(n, ast.Compare):
-                operands = [n.left, *n.comparators]
-                if any(self.is_opaque(o) for o in operands):
-                    add("opaque_compare")
-                for op, (a, b) in zip(n.ops, zip(operands, operands[1:], strict=False), strict=False):
-                    if isinstance(a, ast.Call) and _name(a.func) == "type" and self._resolve(b) in sol.classes:
-                        add("opaque_type")
-                    elif isinstance(op, (ast.Is, ast.IsNot)) and not (_singleton(a) or _singleton(b)) and (
-                            self._from_candidate(a) or self._from_candidate(b)):
-                        add("identity")
-            elif isinstance(n, ast.BinOp) and (self.is_opaque(n.left) or self.is_opaque(n.right)):
-                add("opaque_compare")
-            elif isinstance(n, ast.Call):
-                self._scan_call(n)
-            elif isinstance(n, ast.ExceptHandler) and n.type is not None:
-                if any(self._resolve(t) in sol.exceptions for t in _elts(n.type)):
-                    add("solution_exc")
-            elif isinstance(n, (ast.With, ast.AsyncWith)):
-                for item in n.items:
-                    if _name(getattr(item.context_expr, "func", item.context_expr)).split(".")[-1] in (
-                            "redirect_stdout", "redirect_stderr"):
-                        add("stdout")
-            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for d in n.decorator_list:
-                    self._scan_patch(d.func if isinstance(d, ast.Call) else d, d)
-                if {a.arg for a in n.args.args} & {"capsys", "capfd"}:
-                    add("stdout")
-        if isinstance(stmt, ast.Expr) and self._is_candidate_call(stmt.value) or isinstance(stmt, ast.Assign):
-            value = stmt.value
-            if self._is_candidate_call(value):
-                self.passed_args |= {a.id for a in value.args if isinstance(a, ast.Name) and a.id in self.mutable}
+            self._scan_node(n)
+        if isinstance(stmt, (ast.Expr, ast.Assign)) and self._is_candidate_call(stmt.value):
+            self.passed_args |= {a.id for a in stmt.value.args if isinstance(a, ast.Name) and a.id in self.mutable}
+
+    def _scan_node(self, n: ast.AST) -> None:
+        """The reasons one node of a statement gives, by its kind."""
+        if isinstance(n, ast.Name):
+            self._scan_name(n)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)) and set(n.names) & self.sol.variables:
+            self.reasons.add("globals")
+        elif isinstance(n, ast.Attribute):
+            self._scan_attribute(n)
+        elif isinstance(n, ast.Compare):
+            self._scan_compare(n)
+        elif isinstance(n, ast.BinOp) and (self.is_opaque(n.left) or self.is_opaque(n.right)):
+            self.reasons.add("opaque_compare")
+        elif isinstance(n, ast.Call):
+            self._scan_call(n)
+        elif isinstance(n, ast.ExceptHandler) and n.type is not None:
+            if self._names_one_of(n.type, self.sol.exceptions):
+                self.reasons.add("solution_exc")
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            if any(_name(getattr(item.context_expr, "func", item.context_expr)).split(".")[-1] in (
+                    "redirect_stdout", "redirect_stderr") for item in n.items):
+                self.reasons.add("stdout")
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in n.decorator_list:
+                self._scan_patch(d.func if isinstance(d, ast.Call) else d, d)
+            if {a.arg for a in n.args.args} & {"capsys", "capfd"}:
+                self.reasons.add("stdout")
+
+    def _scan_name(self, n: ast.Name) -> None:
+        if n.id in self.sol.variables and n.id not in self.bound:
+            self.reasons.add("globals")
+        if n.id in ("capsys", "capfd"):
+            self.reasons.add("stdout")
+
+    def _scan_attribute(self, n: ast.Attribute) -> None:
+        add, full = self.reasons.add, _name(n)
+        in_solution = full.split(".")[0] in self.modules
+        if in_solution and n.attr in self.sol.variables:
+            add("globals")
+        if not isinstance(n.ctx, ast.Store):
+            return
+        if in_solution:
+            add("patching")
+        if full in _STDOUT_TARGETS:
+            add("stdout")
+        elif full in ("sys.stdin", "builtins.input"):
+            add("patching")
+
+    def _scan_compare(self, n: ast.Compare) -> None:
+        operands = [n.left, *n.comparators]
+        if any(self.is_opaque(o) for o in operands):
+            self.reasons.add("opaque_compare")
+        for op, (a, b) in zip(n.ops, zip(operands, operands[1:], strict=False), strict=False):
+            if isinstance(a, ast.Call) and _name(a.func) == "type" and self._resolve(b) in self.sol.classes:
+                self.reasons.add("opaque_type")
+            elif isinstance(op, (ast.Is, ast.IsNot)) and self._identity(a, b):
+                self.reasons.add("identity")
 
     def _scan_patch(self, func: ast.AST, call: ast.AST) -> None:
         parts = _name(func).split(".")
@@ -264,32 +275,38 @@ class _Case:
         self.reasons.add("stdout" if target in _STDOUT_TARGETS else "patching")
 
     def _scan_call(self, n: ast.Call) -> None:
-        sol, add = self.sol, self.reasons.add
-        name = _name(n.func)
         self._scan_patch(n.func, n)
+        reason = self._call_reason(_name(n.func), n)
+        if reason:
+            self.reasons.add(reason)
+        if self._is_candidate_call(n) and any(self._test_callable(a) for a in [*n.args, *(k.value for k in n.keywords)]):
+            self.reasons.add("callback")
+
+    def _call_reason(self, name: str, n: ast.Call) -> str | None:
+        """The reason a call gives by what it is (an assert method, isinstance, pytest.raises), if any."""
         method = name[5:] if name.startswith("self.") else ""
-        if method in _COMPARE_ASSERTS and any(self.is_opaque(a) for a in n.args[:2]):
-            add("opaque_compare")
-        elif method in ("assertIs", "assertIsNot") and len(n.args) >= 2 and not any(
-                _singleton(a) for a in n.args[:2]) and any(self._from_candidate(a) for a in n.args[:2]):
-            add("identity")
-        elif method in ("assertIsInstance", "assertNotIsInstance") and len(n.args) >= 2 and any(
-                self._resolve(t) in sol.classes for t in _elts(n.args[1])):
-            add("opaque_type")
-        elif method in ("assertRaises", "assertRaisesRegex", "assertRaisesRegexp") and n.args and any(
-                self._resolve(t) in sol.exceptions for t in _elts(n.args[0])):
-            add("solution_exc")
-        elif name.split(".")[-1] == "raises" and n.args and any(
-                self._resolve(t) in sol.exceptions for t in _elts(n.args[0])):  # pytest.raises
-            add("solution_exc")
-        elif name in ("isinstance", "issubclass") and len(n.args) >= 2 and any(
-                self._resolve(t) in sol.classes for t in _elts(n.args[1])):
-            add("opaque_type")
-        if self._is_candidate_call(n):
-            for a in [*n.args, *(k.value for k in n.keywords)]:
-                if isinstance(a, ast.Lambda) or (isinstance(a, ast.Name) and a.id in self.test_defs) or (
-                        isinstance(a, ast.Call) and _name(a.func) in self.test_defs):
-                    add("callback")
+        if method in _COMPARE_ASSERTS:
+            return "opaque_compare" if any(self.is_opaque(a) for a in n.args[:2]) else None
+        if method in ("assertIs", "assertIsNot"):
+            return "identity" if len(n.args) >= 2 and self._identity(*n.args[:2]) else None
+        if method in ("assertIsInstance", "assertNotIsInstance") or name in ("isinstance", "issubclass"):
+            return "opaque_type" if len(n.args) >= 2 and self._names_one_of(n.args[1], self.sol.classes) else None
+        if method in ("assertRaises", "assertRaisesRegex", "assertRaisesRegexp") or name.split(".")[-1] == "raises":
+            return "solution_exc" if n.args and self._names_one_of(n.args[0], self.sol.exceptions) else None
+        return None
+
+    def _identity(self, a: ast.AST, b: ast.AST) -> bool:
+        """`a is b` (or assertIs) tells the test something only the candidate's own objects could."""
+        return not (_singleton(a) or _singleton(b)) and (self._from_candidate(a) or self._from_candidate(b))
+
+    def _names_one_of(self, node: ast.AST, names: set[str]) -> bool:
+        """node (a name or a tuple of names, as isinstance and except take them) names one of `names`."""
+        return any(self._resolve(t) in names for t in _elts(node))
+
+    def _test_callable(self, a: ast.AST) -> bool:
+        """A function, lambda or object the test defines (a callback once handed to the candidate)."""
+        return isinstance(a, ast.Lambda) or (isinstance(a, ast.Name) and a.id in self.test_defs) or (
+            isinstance(a, ast.Call) and _name(a.func) in self.test_defs)
 
 
 def _singleton(node: ast.AST) -> bool:

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import Label
-from coderl.rewards.sandbox import Job, Sandbox
+from coderl.rewards.sandbox import Job, Sandbox, Status
 from scripts.bench.fidelity.corpus import Program
 from scripts.bench.fidelity.suites import FORMATS, labels
 from scripts.bench.workloads import REPO_ROOT  # noqa: E402
@@ -63,12 +63,12 @@ def our_verdicts(work: list[tuple[Program, str, Label]], config: SandboxConfig) 
         results = sb.run([Job(code=p.code, label=lb) for p, _, lb in work])
     out = []
     for r in results:
-        bad = next((o for o in r.outcomes if o.status != "passed"), None)
+        bad = next((o for o in r.outcomes if o.status != Status.PASSED), None)
         complete = len(r.outcomes) == r.expected > 0
-        status = bad.status if bad else "passed" if complete else "incomplete"
-        unsupported = sum(o.status == "unsupported" for o in r.outcomes)
+        status = bad.status if bad else Status.PASSED.value if complete else "incomplete"
+        unsupported = sum(o.status == Status.UNSUPPORTED for o in r.outcomes)
         detail = (bad.detail if bad else r.detail)[:300]
-        out.append((status == "passed", status, detail, r.expected, unsupported))
+        out.append((status == Status.PASSED, status, detail, r.expected, unsupported))
     return out
 
 
@@ -141,7 +141,7 @@ def measure_work(work: list[tuple[Program, str, Label]], timeout_s: float = TIME
     # (CI beside other jobs) a fork can wait out a 10 s limit, which measures the load, not the executor; a
     # program that really hangs hangs again.
     again = [i for i, ((ok, d), o) in enumerate(zip(reference, ours, strict=True))
-             if ok != o[0] and (d == "timed out" or o[1] == "timeout")]
+             if ok != o[0] and (d == "timed out" or o[1] == Status.TIMEOUT)]
     if again:
         sub = [work[i] for i in again]
         for i, r, o in zip(again, reference_verdicts(sub, timeout_s, 1, memory_mb),

@@ -33,6 +33,7 @@ Runners import the judge's verdicts lazily (`from .. import verdicts`): outside 
 
 from types import SimpleNamespace
 
+from ..framing import Status
 from . import asserts, call, checker, humaneval, pytests, stdio, unittests
 
 _MODULES = (unittests, asserts, humaneval, stdio, call, pytests, checker)  # the documented order
@@ -44,11 +45,11 @@ def keep_passing(tests, statuses, counts) -> dict:
     for k, (test, n) in enumerate(zip(tests, counts, strict=True)):
         mine = statuses[pos:pos + n]
         pos += n
-        if n > 0 and all(s == "passed" for s in mine):
+        if n > 0 and all(s == Status.PASSED for s in mine):
             kept.append(test)
             kept_cases += n
         else:
-            dropped.append(f"tests[{k}] ({', '.join(s for s in mine if s != 'passed') or 'no case'})")
+            dropped.append(f"tests[{k}] ({', '.join(s for s in mine if s != Status.PASSED) or 'no case'})")
     return {"kept": kept, "kept_cases": kept_cases, "dropped": dropped}
 
 

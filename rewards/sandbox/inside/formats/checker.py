@@ -9,6 +9,7 @@ judged outside (verdict); the program's output reaches the checker as data only.
 
 import json
 
+from ..framing import Status
 from .common import pair_tests
 from .stdio import output_room as _stdio_room
 
@@ -94,8 +95,8 @@ def verdict(record: dict, test) -> tuple[bool, str]:
 
 def keep(tests, statuses, counts) -> dict:
     """--verify: the cases the reference passed, the checker moved to the first one kept."""
-    kept = [dict(t) for t, s in zip(tests, statuses, strict=True) if s == "passed"]
-    dropped = [f"tests[{k}] ({s})" for k, s in enumerate(statuses) if s != "passed"]
+    kept = [dict(t) for t, s in zip(tests, statuses, strict=True) if s == Status.PASSED]
+    dropped = [f"tests[{k}] ({s})" for k, s in enumerate(statuses) if s != Status.PASSED]
     for t in kept:
         t.pop("checker", None)
     if kept:

@@ -5,6 +5,7 @@ cuts the failing cases out of check() by source lines (keep)."""
 import ast
 from collections import Counter
 
+from ..framing import Status
 from .common import PARSE_ERRORS, checks_something, source_tests
 
 NAME = "humaneval"
@@ -95,7 +96,7 @@ def runner(job, ns):
 def keep(tests, statuses, counts) -> dict:
     """--verify: check() with its failing cases cut out (none left, or no case at all: nothing kept)."""
     statuses = statuses[:counts[0]]
-    failing = [k for k, s in enumerate(statuses) if s != "passed"]
+    failing = [k for k, s in enumerate(statuses) if s != Status.PASSED]
     if not counts[0]:  # no assert of check() can depend on the program: it tests nothing
         return {"kept": [], "kept_cases": 0, "dropped": ["check (no case)"]}
     if not failing:

@@ -8,6 +8,7 @@ its items pass. pytest reaches the judge alone (inside/packages.py): the program
 
 import ast
 
+from ..framing import Status
 from . import unittests
 from .common import PARSE_ERRORS, source_tests
 
@@ -182,9 +183,9 @@ def runner(job, ns):
 
     def status_of(exc):
         if isinstance(exc, pytest.skip.Exception):
-            return "unsupported", f"the test was skipped: {exc}"
+            return Status.UNSUPPORTED, f"the test was skipped: {exc}"
         if isinstance(exc, pytest.fail.Exception):  # pytest.fail(), pytest.raises(...) that saw no exception
-            return "failed", verdicts.describe(exc, job.limit)
+            return Status.FAILED, verdicts.describe(exc, job.limit)
         return verdicts.classify(exc), verdicts.describe(exc, job.limit)
 
     class Module(pytest.Module):
@@ -249,7 +250,7 @@ def runner(job, ns):
                                              1 << 30), pos, item))
                 if not its:
                     for i in cases:
-                        report(i, "error", 0.0, "pytest collected no such test")
+                        report(i, Status.ERROR, 0.0, "pytest collected no such test")
             session.items = [item for _, _, item in sorted(run, key=lambda r: (r[0], r[1]))]
             session.testscollected = len(session.items)
             session.config.hook.pytest_collection_finish(session=session)
@@ -266,7 +267,7 @@ def runner(job, ns):
             exc = call.excinfo.value if call.excinfo is not None else None
             out = self.outcome.setdefault(item.nodeid, [None, "", 0.0])
             out[2] += call.duration
-            if exc is None:
+            if exc is None:  # `outcome` is pytest's report vocabulary ("passed", "skipped", "failed"), not a Status
                 outcome, longrepr = "passed", None
             elif isinstance(exc, pytest.skip.Exception):
                 outcome, longrepr = "skipped", ("", 0, str(exc))
@@ -280,18 +281,18 @@ def runner(job, ns):
         def pytest_runtest_logreport(self, report):
             out = self.outcome.setdefault(report.nodeid, [None, "", 0.0])
             if hasattr(report, "wasxfail"):  # an expected failure verifies nothing, and the program can steer it
-                out[0], out[1] = "unsupported", "an expected failure: the test verifies nothing"
-            elif report.skipped and out[0] in (None, "passed"):
-                out[0], out[1] = "unsupported", out[1] or "the test was skipped"
+                out[0], out[1] = Status.UNSUPPORTED, "an expected failure: the test verifies nothing"
+            elif report.skipped and out[0] in (None, Status.PASSED):
+                out[0], out[1] = Status.UNSUPPORTED, out[1] or "the test was skipped"
             elif report.failed and out[0] is None:
-                out[0], out[1] = "error", f"the test failed in its {report.when}"
+                out[0], out[1] = Status.ERROR, f"the test failed in its {report.when}"
 
         def pytest_runtest_logfinish(self, nodeid, location):
             placed = self.items.get(nodeid)
             status, detail, runtime = self.outcome.pop(nodeid, [None, "", 0.0])
             if sess.taint:
                 status, detail = sess.taint
-            status = status or "passed"
+            status = status or Status.PASSED
             if placed is not None:
                 key, pos, exact = placed
                 cases = groups[key]
@@ -301,10 +302,10 @@ def runner(job, ns):
                     got = self.results.setdefault(key, [])
                     got.append((status, detail, runtime))
                     total = sum(r[2] for r in got)
-                    bad = next((r for r in got if r[0] != "passed"), None)
+                    bad = next((r for r in got if r[0] != Status.PASSED), None)
                     if bad is not None or len(got) == sum(1 for v in self.items.values() if v[0] == key):
                         for i in cases:
-                            report(i, bad[0] if bad else "passed", total, bad[1] if bad else "")
+                            report(i, bad[0] if bad else Status.PASSED, total, bad[1] if bad else "")
             if sess.gone:
                 pytest_session[0].shouldstop = "the program's process ended"
 
@@ -322,7 +323,7 @@ def runner(job, ns):
         status = pytest.main(list(ARGS), plugins=[plugin])
         if not sess.gone:
             for i in job.order:
-                report(i, "error", 0.0, f"pytest did not run the test (exit status {int(status)}) {plugin.internal}")
+                report(i, Status.ERROR, 0.0, f"pytest did not run the test (exit status {int(status)}) {plugin.internal}")
 
     return run
 

@@ -10,6 +10,7 @@ import types
 import unittest
 from collections import Counter
 
+from ..framing import Status
 from .common import PARSE_ERRORS, checks_something, names_nothing, source_tests
 
 NAME = "unittest"
@@ -116,7 +117,7 @@ def keep(tests, statuses, counts) -> dict:
         pos += n
         found = unittest_cases(module)
         names = [f"{c}.{m}" if c else "(module)" for c, m in found]
-        failing = [i for i, s in enumerate(mine) if s != "passed"]
+        failing = [i for i, s in enumerate(mine) if s != Status.PASSED]
         if n and not failing:
             kept.append(module)
             kept_cases += n
@@ -183,7 +184,7 @@ def runner(job, ns):
     for i in job.order:
         midx, cls_name, meth = spec.plan[i]
         if cls_name is None:
-            broken[i] = ("syntax", "the test module does not compile")
+            broken[i] = (Status.SYNTAX, "the test module does not compile")
             continue
         if midx not in modules:
             name = f"test_module_{midx}"
@@ -202,12 +203,12 @@ def runner(job, ns):
             continue
         cls = mod.__dict__.get(cls_name)
         if not (isinstance(cls, type) and issubclass(cls, unittest.TestCase)):
-            broken[i] = ("error", f"test class {cls_name} is missing or not a unittest.TestCase")
+            broken[i] = (Status.ERROR, f"test class {cls_name} is missing or not a unittest.TestCase")
             continue
         try:
             test = cls(meth)
         except BaseException as e:
-            broken[i] = ("error", verdicts.describe(e, job.limit))
+            broken[i] = (Status.ERROR, verdicts.describe(e, job.limit))
             continue
         suite_tests.append(test)
         index[id(test)] = i
@@ -240,7 +241,7 @@ class _Result(unittest.TestResult):
     def flush(self, upto=None):
         """Report the tests unittest skipped before `upto` (None: all the rest): a fixture of theirs failed."""
         while self.pos < len(self.order) and self.order[self.pos] != upto:
-            status, detail = self.fixture_error or ("error", "the test was not run")
+            status, detail = self.fixture_error or (Status.ERROR, "the test was not run")
             self.job.report(["end", self.order[self.pos], status, 0.0, detail, None])
             self.pos += 1
 
@@ -258,13 +259,13 @@ class _Result(unittest.TestResult):
             if err is not None:  # setUpClass / setUpModule (or their tearDown) failed
                 self.fixture_error = (self.job.session.taint or (status, self.verdicts.describe(err[1], self.job.limit)))
             return
-        if self.current[1] in (None, "passed"):
+        if self.current[1] in (None, Status.PASSED):
             self.current[1] = status
             self.current[2] = self.verdicts.describe(err[1], self.job.limit) if err is not None else ""
 
     def _passed(self, test):
         if self.current is not None and self.index.get(id(test)) == self.current[0] and self.current[1] is None:
-            self.current[1] = "passed"
+            self.current[1] = Status.PASSED
 
     def addSuccess(self, test):
         super().addSuccess(test)
@@ -282,12 +283,12 @@ class _Result(unittest.TestResult):
 
     def _unverified(self, test, why):
         if self.current is not None and self.index.get(id(test)) == self.current[0] and \
-                self.current[1] in (None, "passed"):
-            self.current[1], self.current[2] = "unsupported", str(why)[:self.job.limit]
+                self.current[1] in (None, Status.PASSED):
+            self.current[1], self.current[2] = Status.UNSUPPORTED, str(why)[:self.job.limit]
 
     def addFailure(self, test, err):
         super().addFailure(test, err)
-        self._mark(test, "failed", err)
+        self._mark(test, Status.FAILED, err)
 
     def addError(self, test, err):
         super().addError(test, err)
@@ -296,11 +297,11 @@ class _Result(unittest.TestResult):
     def addSubTest(self, test, subtest, err):
         super().addSubTest(test, subtest, err)
         if err is not None:
-            self._mark(test, "failed" if issubclass(err[0], AssertionError) else self.verdicts.classify(err[1]), err)
+            self._mark(test, Status.FAILED if issubclass(err[0], AssertionError) else self.verdicts.classify(err[1]), err)
 
     def addUnexpectedSuccess(self, test):
         super().addUnexpectedSuccess(test)
-        self._mark(test, "failed", None)
+        self._mark(test, Status.FAILED, None)
 
     def stopTest(self, test):
         super().stopTest(test)
@@ -311,7 +312,7 @@ class _Result(unittest.TestResult):
         i, status, detail, t0 = cur
         s = self.job.session
         if status is None:  # unittest stopped it before an outcome (an exception that ends the run)
-            status, detail = "error", "the test did not finish"
+            status, detail = Status.ERROR, "the test did not finish"
         if s.taint:
             status, detail = s.taint
         self.job.report(["end", i, status, time.perf_counter() - t0, self.verdicts.excerpt(detail, self.job.limit), None])
