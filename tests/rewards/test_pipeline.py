@@ -101,6 +101,43 @@ def test_a_response_slow_to_extract_delays_only_the_queries_after_it(tmp_path):
     assert [(b.status, b.score) for b in items[:4]] == [("passed", 1.0)] * 4, [b.status for b in items]
 
 
+def test_a_response_whose_own_preparation_exceeds_its_budget_has_no_code_never_the_cut(tmp_path):
+    """Each response's compiling has its preparation budget (prepare_budget): responses of slow-to-compile blocks,
+    alone or after a partly right program, are graded as having no extractable code (scored, never the neutral
+    cut), and the honest responses in the same batch keep the verdicts they get in a batch of their own."""
+    import time
+
+    from coderl.rewards.code_reward import NO_CODE, compute_reward
+    from coderl.rewards.pipeline import prepare_budget
+    from coderl.rewards.prompt_index import PromptIndex
+    from scripts.bench.deadline import batch
+    from scripts.bench.deadline import blocks as slow_blocks
+    from tests.support import SYSTEM_THINK, chatml, rows, write_jsonl
+
+    index = PromptIndex.from_jsonl(write_jsonl(tmp_path / "train.jsonl", rows()))
+    named = ("assert", "call", "humaneval", "unittest")  # entry points: extraction compiles what may define one
+    honest = batch("normal", 2, "a") + [chatml(SYSTEM_THINK, PROBLEMS[f][0], think(PROBLEMS[f][3] + "\n# twin"))
+                                        for f in named[:2]]
+    slow = [chatml(SYSTEM_THINK, PROBLEMS[f][0], slow_blocks(f, "b")) for f in named]  # blocks that never bind it
+    for f in named:  # a partly right program followed by them
+        pad = slow_blocks(f, "pad").split("<answer>\n", 1)[1].rsplit("</answer>", 1)[0]
+        slow.append(chatml(SYSTEM_THINK, PROBLEMS[f][0], think(PROBLEMS[f][3]).replace("</answer>", pad + "</answer>")))
+    deadline_s, cfg = 12.0, RewardConfig()
+    assert len(slow) * prepare_budget(cfg, deadline_s, len(honest + slow)) <= cfg.prepare_share * deadline_s
+    with LocalExecutor(SandboxConfig(workers=2, job_timeout_s=3.0)) as ex:  # runs start until 7 s (cut rule)
+        alone = asyncio.run(ascore(Scorer(cfg, index), ex, honest, deadline_s=deadline_s))
+        t0 = time.monotonic()
+        items = asyncio.run(ascore(Scorer(cfg, index), ex, honest + slow, deadline_s=deadline_s))
+        took = time.monotonic() - t0
+    assert [(b.status, b.reward) for b in items[:4]] == [(b.status, b.reward) for b in alone]
+    assert [b.status for b in alone] == ["passed", "passed", "failed", "failed"], alone
+    assert [b.status for b in items[4:]] == [NO_CODE] * 8, [(b.status, b.reward) for b in items]
+    for b, q in zip(items[4:], slow):  # the no-code reward: format may count, nothing else
+        assert b.reward == compute_reward(cfg, response=q, code=None, format_ok=b.format > 0, syntax_ok=False,
+                                          result=None).reward < alone[2].reward
+    assert took < deadline_s, took  # nothing reached the deadline: each slow response stopped at its budget
+
+
 def test_queries_the_deadline_reaches_before_they_are_prepared_are_cut_unextracted():
     """Past the deadline a query is only looked up (its prompt: the cut rule's group), then not even that."""
     import time
