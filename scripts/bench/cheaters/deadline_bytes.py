@@ -3,9 +3,9 @@
 The cheater's response is its honest twin's (the partly right program, in the think/answer format) followed by six
 blocks that name the entry point without binding it, each nested lambdas that take the syntax helper most of its
 per-check bound to compile: extraction compiles every one before it reaches the program, seconds per response.
-Through the real server over loopback HTTP (--batch_deadline_s 10, --job_timeout_s 3: under the cut rule a run
-starts only while its bound, the job limit + 2 s, is left, so the default 20 s limit would cut every run of a 10 s
-batch), one request per eight trials, two per problem
+Through the real server over loopback HTTP (--batch_deadline_s 8, --test_timeout_s 1, --job_timeout_s 2: under the
+cut rule a run starts only while its bound, the job limit + 2 s, is left, so the default limits would cut every run
+of a short batch), one request per eight trials, two per problem
 with an entry point (assert, call, humaneval, unittest): the right programs and the twins first (each one's job
 starts as soon as it is prepared), the cheaters last (the order that leaves a cheater the most: the rest of its
 group finished). Each response's own compiling has its preparation budget (rewards/pipeline.py, prepare_budget):
@@ -23,8 +23,8 @@ from pathlib import Path
 
 from scripts.bench.cheaters import Family, Trials
 
-DEADLINE_S = 10.0
-JOB_TIMEOUT_S = 3.0
+DEADLINE_S = 8.0
+LIMITS = ["--test_timeout_s", "1", "--job_timeout_s", "2"]  # runs start until 4 s (bound: 2 s + 2 s)
 EXTRA_ARGS: list[str] = []  # more server flags (a baseline: --prepare_min_s 1000 turns the budget off)
 PER_REQUEST = 2  # trials per problem in one request
 FORMATS = ("assert", "call", "humaneval", "unittest")
@@ -42,8 +42,7 @@ def play(n: int, workers: int) -> Trials:
     with tempfile.TemporaryDirectory() as tmp:
         data = write_jsonl(Path(tmp) / "train.jsonl", rows())
         server = ServerProc(["--data_path", str(data), "--port", "0", "--workers", str(workers),
-                             "--batch_deadline_s", str(DEADLINE_S), "--job_timeout_s", str(JOB_TIMEOUT_S),
-                             *EXTRA_ARGS])
+                             "--batch_deadline_s", str(DEADLINE_S), *LIMITS, *EXTRA_ARGS])
         try:
             post(server.url, [chatml(SYSTEM_THINK, PROBLEMS[f][0], _response(PROBLEMS[f][2], "")) for f in FORMATS])
             trial = 0
