@@ -15,6 +15,9 @@ from tests.support import PARTIAL_RATE, PROBLEMS, graded_batch, label_json, thin
 
 pytestmark = pytest.mark.timeout(300)
 CFG = SandboxConfig(workers=2)
+# A run starts only while its bound (job limit + pool.START_MARGIN_S) is left before the deadline: 4 s with these, so
+# batches of a few seconds' deadline get runs (the defaults' bound is 22 s).
+SHORT = SandboxConfig(workers=2, test_timeout_s=1.0, job_timeout_s=2.0)
 
 
 def test_score_and_ascore_agree_and_grade_partial_credit():
@@ -97,7 +100,7 @@ def test_a_response_slow_to_extract_delays_only_the_queries_after_it(tmp_path):
 
     index = PromptIndex.from_jsonl(write_jsonl(tmp_path / "train.jsonl", rows()))
     queries = batch("normal", 4, "a") + batch("blocks", 8, "b")
-    with LocalExecutor(CFG) as ex:
+    with LocalExecutor(SHORT) as ex:
         items = asyncio.run(ascore(Scorer(RewardConfig(), index), ex, queries, deadline_s=8.0))
     assert [(b.status, b.score) for b in items[:4]] == [("passed", 1.0)] * 4, [b.status for b in items]
 
@@ -125,7 +128,7 @@ def test_a_response_whose_own_preparation_exceeds_its_budget_has_no_code_never_t
         slow.append(chatml(SYSTEM_THINK, PROBLEMS[f][0], think(PROBLEMS[f][3]).replace("</answer>", pad + "</answer>")))
     deadline_s, cfg = 12.0, RewardConfig()
     assert len(slow) * prepare_budget(cfg, deadline_s, len(honest + slow)) <= cfg.prepare_share * deadline_s
-    with LocalExecutor(SandboxConfig(workers=2, job_timeout_s=3.0)) as ex:  # runs start until 7 s (cut rule)
+    with LocalExecutor(SHORT) as ex:
         alone = asyncio.run(ascore(Scorer(cfg, index), ex, honest, deadline_s=deadline_s))
         t0 = time.monotonic()
         items = asyncio.run(ascore(Scorer(cfg, index), ex, honest + slow, deadline_s=deadline_s))
