@@ -46,6 +46,7 @@ INLINE_CHARS = 4_096
 MAX_CHARS = 65_536
 _BASE_S, _PER_CHAR_S = 1.0, 20e-6
 TIMEOUT_S = 30.0  # the most any request may take, whatever its size
+_START_S = 10.0  # the most a helper's start-up may take (an interpreter: ~20 ms idle, ~0.1-0.3 s on a loaded machine)
 _HELPER_MEMORY_BYTES = 4 << 30
 # Python rejects these outside string literals and comments (the other Unicode whitespace included), and
 # no statement starts with these; text showing either where no string or comment can have begun yet
@@ -94,6 +95,8 @@ warnings.simplefilter("ignore")
 resource.setrlimit(resource.RLIMIT_AS, ({_HELPER_MEMORY_BYTES}, {_HELPER_MEMORY_BYTES}))
 inp, out = sys.stdin.buffer, sys.stdout.buffer
 {{binds_src}}
+out.write(b"r")
+out.flush()
 while True:
     head = inp.read(9)
     if len(head) < 9:
@@ -152,10 +155,20 @@ class _Helper:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
 
-    def _start(self) -> subprocess.Popen:
+    def _start(self, until: float | None) -> subprocess.Popen | None:
+        """The helper, running and ready (it says so: its start-up is no check's compile time, nor any budget's);
+        None when it did not start; OutOfTime when until passed first."""
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _helper_source()], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
+            left = _left(until)
+            wait = _START_S if left is None else min(_START_S, left)
+            ready, _, _ = select.select([self._proc.stdout], [], [], wait)
+            if not ready or self._proc.stdout.read(1) != b"r":
+                self.close()
+                if not ready and wait < _START_S:
+                    raise OutOfTime
+                return None
         return self._proc
 
     def close(self) -> None:
@@ -176,12 +189,14 @@ class _Helper:
             raise OutOfTime
         try:
             for _ in range(2):  # a helper that died since the last call gets one restart
+                proc = self._start(until)
                 left = _left(until)
                 own = None if budget is None else budget.check()
                 wait = min(x for x in (timeout, left, own) if x is not None)
                 t0 = time.monotonic()
-                proc = self._start()
                 try:
+                    if proc is None:
+                        raise OSError("the syntax helper did not start")
                     proc.stdin.write(mode + len(data).to_bytes(8, "little") + data)
                     proc.stdin.flush()
                     ready, _, _ = select.select([proc.stdout], [], [], wait)
