@@ -159,9 +159,9 @@ class _Helper:
         """The helper, running and ready (it says so: its start-up is no check's compile time, nor any budget's);
         None when it did not start; OutOfTime when until passed first."""
         if self._proc is None or self._proc.poll() is not None:
+            left = _left(until)
             self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _helper_source()], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
-            left = _left(until)
             wait = _START_S if left is None else min(_START_S, left)
             ready, _, _ = select.select([self._proc.stdout], [], [], wait)
             if not ready or self._proc.stdout.read(1) != b"r":
