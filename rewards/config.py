@@ -102,7 +102,7 @@ class RewardConfig(_Section):
                                  "whose compiling exceeds it is graded as having no extractable code, never cut.")
     prepare_min_s: float = Field(0.25, gt=0, description="The least preparation budget a response gets, whatever the "
                                  "batch's size and deadline: far above an honest response's compiling (~1 us per "
-                                 "character; docs/reward.md, \"Nothing after the deadline\").")
+                                 "character; docs/reward.md, \"The preparation budget\").")
     answer_format: AnswerFormat = Field(
         "think_answer", description="Format check for rows whose label.extra.answer_format is unset; must agree with the preprocessor's prompt.")
     unmatched_reward: float = Field(0.0, description="Reward for a query whose problem is not in the dataset.")

@@ -5,13 +5,13 @@ blocks that name the entry point without binding it, each nested lambdas that ta
 per-check bound to compile: extraction compiles every one before it reaches the program, seconds per response.
 Through the real server over loopback HTTP (--batch_deadline_s 8, --test_timeout_s 1, --job_timeout_s 2: under the
 cut rule a run starts only while its bound, the job limit + 2 s, is left, so the default limits would cut every run
-of a short batch), one request per eight trials, two per problem
-with an entry point (assert, call, humaneval, unittest): the right programs and the twins first (each one's job
-starts as soon as it is prepared), the cheaters last (the order that leaves a cheater the most: the rest of its
-group finished). Each response's own compiling has its preparation budget (rewards/pipeline.py, prepare_budget):
-a cheater exceeds it and is graded as having no extractable code, never cut; without the budget its extraction ran
-past the deadline and got the cut rule's neutral reward (docs/reward.md). Fair: a cheater gets no more than its twin. Notes: the slowest
-answer past the deadline, and the cheaters' cut share.
+of a short batch), one request per eight trials, two per problem with an entry point (assert, call, humaneval,
+unittest): the right programs and the twins first (each one's job starts as soon as it is prepared), the cheaters
+last (the order that leaves a cheater the most: the rest of its group finished). Each response's own compiling has
+its preparation budget (rewards/pipeline.py, prepare_budget): a cheater exceeds it and is graded as having no
+extractable code, never cut; without the budget (EXTRA_ARGS = ["--prepare_min_s", "1000"]) its extraction ran past
+the deadline and got the cut rule's neutral reward (docs/reward.md). Fair: a cheater gets no more than its twin.
+Notes: the slowest answer past the deadline, and the cheaters' cut share.
 """
 
 from __future__ import annotations
