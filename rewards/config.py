@@ -96,6 +96,13 @@ class RewardConfig(_Section):
     syntax_max_chars: int = Field(65_536, ge=1, description="Extracted code longer than this counts as not compiling "
                                   "(a syntax failure, never run) without being compiled: the syntax check is one "
                                   "helper process, so one 2 MB response held every check behind it up to 30 s.")
+    prepare_share: float = Field(0.5, gt=0, le=1, description="Share of the batch deadline that all responses' "
+                                 "own preparation (extraction's compiles) may take: each response's budget is this "
+                                 "share of the deadline over the batch's queries, at least prepare_min_s; a response "
+                                 "whose compiling exceeds it is graded as having no extractable code, never cut.")
+    prepare_min_s: float = Field(0.25, gt=0, description="The least preparation budget a response gets, whatever the "
+                                 "batch's size and deadline: far above an honest response's compiling (~1 us per "
+                                 "character; docs/reward.md, \"The preparation budget\").")
     answer_format: AnswerFormat = Field(
         "think_answer", description="Format check for rows whose label.extra.answer_format is unset; must agree with the preprocessor's prompt.")
     unmatched_reward: float = Field(0.0, description="Reward for a query whose problem is not in the dataset.")

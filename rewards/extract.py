@@ -15,7 +15,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from .syntax import INLINE_CHARS, MAX_CHARS, binds, parses
+from .syntax import INLINE_CHARS, MAX_CHARS, Budget, binds, parses
 
 # ---------------------------------------------------------------------------------------------- code
 
@@ -222,7 +222,7 @@ def _may_name(text: str, lo: int, hi: int, pattern: re.Pattern) -> bool:
 
 
 def _choose(text: str, blocks: list[Block], entry_point: str | None, max_chars: int,
-            until: float | None = None) -> Block | None:
+            until: float | None = None, budget: Budget | None = None) -> Block | None:
     """The block to grade: of the Python blocks (else of all), the last one; but when the label names an entry
     point and that block does not define it (an "example usage" or test block after the solution), the last
     earlier one that does. Without an entry point (stdio: the program is a script) the last one.
@@ -238,20 +238,22 @@ def _choose(text: str, blocks: list[Block], entry_point: str | None, max_chars: 
     as a complete program: when it compiles. The text of a later block can only move the choice to an
     earlier block that defines the program itself, never to prose or to a block that does not."""
     cands = [b for b in blocks if b.lang in _PY_LANGS] or blocks
-    if cands and not cands[-1].closed and not parses(text[cands[-1].body:cands[-1].body_end], max_chars, until):
+    if cands and not cands[-1].closed and not parses(text[cands[-1].body:cands[-1].body_end], max_chars, until,
+                                                        budget):
         cands = cands[:-1]
     if not cands or not entry_point:
         return cands[-1] if cands else None
     pattern = re.compile(rf"(?<![\w]){re.escape(entry_point)}(?![\w])")
-    budget, inline = max_chars, INLINE_CHARS  # what one response may have compiled: in all, and in-process
+    chars, inline = max_chars, INLINE_CHARS  # what one response may have compiled: in all, and in-process
     for b in reversed(cands):
         size = b.body_end - b.body
-        if size > budget:
+        if size > chars:
             break
         if _may_name(text, b.body, b.body_end, pattern):
-            budget -= size
+            chars -= size
             inline -= size
-            if binds(text[b.body:b.body_end], entry_point, max_chars, inline=inline >= 0, until=until) is not False:
+            if binds(text[b.body:b.body_end], entry_point, max_chars, inline=inline >= 0, until=until,
+                     budget=budget) is not False:
                 return b
     return cands[-1]
 
@@ -276,7 +278,7 @@ class Extracted:
 
 
 def extract_code(response: str, entry_point: str | None = None, max_chars: int = MAX_CHARS,
-                 until: float | None = None) -> Extracted:
+                 until: float | None = None, budget: Budget | None = None) -> Extracted:
     """The code to grade: one contiguous span of the response, exactly as written (docs/extraction.md).
 
     The structure is read once from the start (fenced blocks are opaque, so tags inside code never count).
@@ -286,7 +288,8 @@ def extract_code(response: str, entry_point: str | None = None, max_chars: int =
     the block _choose picks, a block with fences not on their own lines, or the text itself when it compiles.
     entry_point (the label's) tells a solution block from a block that only uses it; code compiles only within
     max_chars (RewardConfig.syntax_max_chars), and before until (a time.monotonic() instant, the request's deadline):
-    syntax.OutOfTime when it passes before the choice is made."""
+    syntax.OutOfTime when it passes before the choice is made; syntax.OverBudget when the response's own compiling
+    exceeds budget (its preparation budget) first."""
     blocks = _scan_blocks(response)
     prose = _Prose(response, blocks)
     think_end = prose.rfind("</think>", 0, len(response))
@@ -300,7 +303,7 @@ def extract_code(response: str, entry_point: str | None = None, max_chars: int =
     if ans is not None:
         lo, hi = ans
         inside = [b for b in blocks if lo <= b.start and b.end <= hi]
-        chosen = _choose(response, inside, entry_point, max_chars, until) if inside else None
+        chosen = _choose(response, inside, entry_point, max_chars, until, budget) if inside else None
         if chosen is not None:
             return Extracted(response[chosen.body:chosen.body_end], "answer_block")
         code = None if inside else _loose_choice(response, lo, hi)
@@ -313,7 +316,7 @@ def extract_code(response: str, entry_point: str | None = None, max_chars: int =
     if opened >= 0:
         lo = opened + len("<answer>")
     scope = [b for b in blocks if b.start >= lo]
-    chosen = _choose(response, scope, entry_point, max_chars, until)
+    chosen = _choose(response, scope, entry_point, max_chars, until, budget)
     if chosen is not None:
         source = ("truncated_block" if not chosen.closed else
                   "python_block" if chosen.lang in _PY_LANGS else "block")
@@ -323,7 +326,7 @@ def extract_code(response: str, entry_point: str | None = None, max_chars: int =
         if code is not None:
             return Extracted(code, "python_block")
     rest = response[lo:]
-    if not scope and parses(rest, max_chars, until):
+    if not scope and parses(rest, max_chars, until, budget):
         return Extracted(rest.strip("\n"), "raw")
     return Extracted(None, "none")
 

@@ -32,7 +32,7 @@ from .prompt_index import PromptIndex
 from .query import normalize, read, split_templated, strip_leading_pads
 from .sandbox import Job, JobResult, Status
 from .sandbox.results import CUT_INFRA
-from .syntax import OutOfTime, parses
+from .syntax import Budget, OutOfTime, OverBudget, parses
 
 # What the compile checks the batch's runs left undecided (cut jobs, all-timeout runs) may take after the
 # executor returns (after the deadline, when it returns later), per request; a check still compiling then is
@@ -42,6 +42,10 @@ SYNTAX_AFTER_DEADLINE_S = 1.0
 # that the cut rule knows their prompt; the rest are cut without a prompt (the cut rule's cut_reward).
 LOOKUP_AFTER_DEADLINE_S = 0.5
 
+# The most compile time one response's preparation may take, however few the batch's queries: a check at
+# syntax_max_chars takes up to ~2.3 s (rewards/syntax.py), and the helper is shared with other requests.
+PREPARE_MAX_S = 2.5
+
 log = logging.getLogger("coderl.reward_server")
 
 _UNMATCHED_LOG_LIMIT = 20  # distinct unmatched prompts logged; the metric counts all of them
@@ -49,6 +53,12 @@ _UNMATCHED_LOG_LIMIT = 20  # distinct unmatched prompts logged; the metric count
 # slices are small so that the sandboxes start soon; later ones larger, so that there are few.
 _SLICES = (16, 32)
 _SLICE = 64
+
+
+def prepare_budget(cfg: RewardConfig, deadline_s: float, n: int) -> float:
+    """Seconds of compiling one response of an n-query batch may spend on its own preparation: together they fit in
+    cfg.prepare_share of the deadline, none less than cfg.prepare_min_s nor more than PREPARE_MAX_S."""
+    return max(cfg.prepare_min_s, min(PREPARE_MAX_S, cfg.prepare_share * deadline_s / max(1, n)))
 
 
 @dataclass(frozen=True)
@@ -130,11 +140,14 @@ class Scorer:
                     else "")
 
     def prepare_one(self, query: str, prompt: str | None = None, label: str | None = None,
-                    check_syntax: bool = True, until: float | None = None) -> Prepared:
+                    check_syntax: bool = True, until: float | None = None,
+                    budget_s: float | None = None) -> Prepared:
         """Find the problem and the response (query.read) and extract the code. Never raises.
 
         check_syntax=False leaves syntax_ok None for finish() to decide. until (a time.monotonic() instant: the
         request's deadline) bounds the compiling extraction does: a query whose code is not chosen by then is cut.
+        budget_s bounds the response's own compiling (prepare_budget): past it the response is graded as having
+        no extractable code (source "over_budget"), its own choice, never cut.
         """
         lab = self._parse_label(label) if isinstance(label, str) and label.strip() else None
         lab, response, how = read(query, prompt, lab, self.index)
@@ -143,13 +156,16 @@ class Scorer:
             return Prepared(None, "", Extracted(None, "none"), False, False, "unmatched")
         if until is not None and time.monotonic() >= until:
             return Prepared(lab, response, Extracted(None, "cut"), False, False, how, cut=True)
-        try:
-            extracted = extract_code(response, lab.entry_point, self.cfg.syntax_max_chars, until)
-        except OutOfTime:
-            return Prepared(lab, response, Extracted(None, "cut"), False, False, how, cut=True)
         fmt = lab.extra.get("answer_format") if isinstance(lab.extra, dict) else None
         if fmt not in ANSWER_FORMATS:
             fmt = self.cfg.answer_format
+        budget = None if budget_s is None else Budget(budget_s)
+        try:
+            extracted = extract_code(response, lab.entry_point, self.cfg.syntax_max_chars, until, budget)
+        except OutOfTime:
+            return Prepared(lab, response, Extracted(None, "cut"), False, False, how, cut=True)
+        except OverBudget:
+            return self._over_budget(lab, response, how, fmt)
         # Raw code and a truncated block were only extracted because they compile: not compiled twice.
         if extracted.code is None or extracted.source in ("raw", "truncated_block"):
             syntax = extracted.code is not None
@@ -159,19 +175,28 @@ class Scorer:
             syntax = None
         else:
             try:
-                syntax = parses(extracted.code, self.cfg.syntax_max_chars, until)
+                syntax = parses(extracted.code, self.cfg.syntax_max_chars, until, budget)
             except OutOfTime:
                 return Prepared(lab, response, Extracted(None, "cut"), False, False, how, cut=True)
+            except OverBudget:
+                return self._over_budget(lab, response, how, fmt)
         return Prepared(lab, response, extracted, format_ok(response, fmt, extracted), syntax, how)
+
+    @staticmethod
+    def _over_budget(lab: Label, response: str, how: str, fmt: str) -> Prepared:
+        """A response whose own compiling exceeded its budget: no extractable code (the no-code reward), scored."""
+        none = Extracted(None, "over_budget")
+        return Prepared(lab, response, none, format_ok(response, fmt, none), False, how)
 
     def prepare(self, queries: Sequence[str], prompts: Sequence[str | None] | None = None,
                 labels: Sequence[str | None] | None = None, until: float | None = None,
-                hand_over: Callable[[Prepared], object] | None = None) -> list[Prepared]:
+                hand_over: Callable[[Prepared], object] | None = None,
+                budget_s: float | None = None) -> list[Prepared]:
         """prepare_one over a batch (prompts/labels may be None or lists of the same length), the syntax check
         left to finish(): the sandbox compiles every program it runs anyway, and parsing each one here too
         was the largest share of the server's own time per job. Past until (the request's deadline) queries are
         only looked up, and cut; LOOKUP_AFTER_DEADLINE_S later not even that. hand_over(p) gets each one as
-        soon as it is ready."""
+        soon as it is ready. budget_s: each response's own preparation budget (prepare_one)."""
         out: list[Prepared] = []
         for i, q in enumerate(queries):
             if i % 8 == 7:  # lets a dispatcher thread waiting for the GIL run within ~0.5 ms, not the 5 ms switch interval
@@ -179,15 +204,16 @@ class Scorer:
             if until is not None and time.monotonic() >= until + LOOKUP_AFTER_DEADLINE_S:
                 out.append(Prepared(None, "", Extracted(None, "cut"), False, False, "cut", cut=True))
             else:
-                out.append(self._prepare_guarded(i, q, prompts, labels, until))
+                out.append(self._prepare_guarded(i, q, prompts, labels, until, budget_s))
             if hand_over is not None:
                 hand_over(out[-1])
         return out
 
-    def _prepare_guarded(self, i: int, q: str, prompts, labels, until: float | None) -> Prepared:
+    def _prepare_guarded(self, i: int, q: str, prompts, labels, until: float | None,
+                         budget_s: float | None) -> Prepared:
         try:
             return self.prepare_one(q, prompts[i] if prompts else None, labels[i] if labels else None,
-                                    check_syntax=False, until=until)
+                                    check_syntax=False, until=until, budget_s=budget_s)
         except Exception:  # a bug must cost one query its reward, not the whole batch
             log.exception("internal error while preparing query %d; it gets the unmatched reward", i)
             return Prepared(None, "", Extracted(None, "none"), False, False, "error")
@@ -273,6 +299,7 @@ async def ascore(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequ
     after the deadline"): what was not prepared by then is cut, and the compile checks after it have
     SYNTAX_AFTER_DEADLINE_S."""
     until = time.monotonic() + deadline_s
+    budget_s = prepare_budget(scorer.cfg, deadline_s, len(queries))
     prepared: list[Prepared] = []
     positions: list[int] = []
     loop = asyncio.get_running_loop()
@@ -281,7 +308,7 @@ async def ascore(scorer: Scorer, executor, queries: Sequence[str], prompts: Sequ
     def prepare_slice(lo: int, hi: int) -> None:
         try:
             scorer.prepare(queries[lo:hi], prompts[lo:hi] if prompts else None, labels[lo:hi] if labels else None,
-                           until, hand_over=lambda p: loop.call_soon_threadsafe(ready.put_nowait, p))
+                           until, hand_over=lambda p: loop.call_soon_threadsafe(ready.put_nowait, p), budget_s=budget_s)
         finally:
             loop.call_soon_threadsafe(ready.put_nowait, None)  # the slice's end, after its queries
 

@@ -11,6 +11,9 @@ runs the code) and is restarted if it dies or overruns.
 A caller with a time limit (a request's deadline: rewards/pipeline.py) passes `until`, a time.monotonic() instant: a
 check that has not begun by then, or is still compiling in the helper then, raises OutOfTime (the helper is
 restarted), so no check outlives it by more than one in-process compile (at most INLINE_CHARS characters).
+A caller bounding one response's own compiling (its preparation budget: rewards/pipeline.py) passes a `Budget`:
+the seconds its compiles take (in-process, or in the helper once it holds the helper, never waiting for it)
+are charged to it, and a check that would exceed it raises OverBudget (the helper is restarted).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ INLINE_CHARS = 4_096
 MAX_CHARS = 65_536
 _BASE_S, _PER_CHAR_S = 1.0, 20e-6
 TIMEOUT_S = 30.0  # the most any request may take, whatever its size
+_START_S = 10.0  # the most a helper's start-up may take (an interpreter: ~20 ms idle, ~0.1-0.3 s on a loaded machine)
 _HELPER_MEMORY_BYTES = 4 << 30
 # Python rejects these outside string literals and comments (the other Unicode whitespace included), and
 # no statement starts with these; text showing either where no string or comment can have begun yet
@@ -91,6 +95,8 @@ warnings.simplefilter("ignore")
 resource.setrlimit(resource.RLIMIT_AS, ({_HELPER_MEMORY_BYTES}, {_HELPER_MEMORY_BYTES}))
 inp, out = sys.stdin.buffer, sys.stdout.buffer
 {{binds_src}}
+out.write(b"r")
+out.flush()
 while True:
     head = inp.read(9)
     if len(head) < 9:
@@ -112,6 +118,26 @@ class OutOfTime(Exception):
     """The caller's time (`until`) ran out before the check could answer: whether the code compiles is unknown."""
 
 
+class OverBudget(Exception):
+    """The response's own compiling exceeded its Budget: whether the code compiles is unknown, by its own cost."""
+
+
+class Budget:
+    """Compile seconds one response may spend: only its own compiles are charged, not waiting for the helper."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+
+    def check(self) -> float:
+        """Seconds left; OverBudget when none are."""
+        if self.left <= 0:
+            raise OverBudget
+        return self.left
+
+    def charge(self, since: float) -> None:
+        self.left -= time.monotonic() - since
+
+
 def _left(until: float | None) -> float | None:
     """Seconds left before until (None: no limit); OutOfTime when none are."""
     if until is None:
@@ -129,10 +155,20 @@ class _Helper:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
 
-    def _start(self) -> subprocess.Popen:
+    def _start(self, until: float | None) -> subprocess.Popen | None:
+        """The helper, running and ready (it says so: its start-up is no check's compile time, nor any budget's);
+        None when it did not start; OutOfTime when until passed first."""
         if self._proc is None or self._proc.poll() is not None:
+            left = _left(until)
             self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _helper_source()], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
+            wait = _START_S if left is None else min(_START_S, left)
+            ready, _, _ = select.select([self._proc.stdout], [], [], wait)
+            if not ready or self._proc.stdout.read(1) != b"r":
+                self.close()
+                if not ready and wait < _START_S:
+                    raise OutOfTime
+                return None
         return self._proc
 
     def close(self) -> None:
@@ -141,29 +177,40 @@ class _Helper:
             proc.kill()
             proc.wait()
 
-    def ask(self, mode: bytes, data: bytes, until: float | None = None) -> bytes:
+    def ask(self, mode: bytes, data: bytes, until: float | None = None, budget: Budget | None = None) -> bytes:
         """The helper's reply; b"" when it overran or died twice; OutOfTime when until passed first (waiting for
-        the helper, another request's check in it, counts)."""
+        the helper, another request's check in it, counts); OverBudget when the budget did (only the time this
+        check holds the helper is charged to it)."""
         timeout = min(TIMEOUT_S, _BASE_S + _PER_CHAR_S * len(data))
         left = _left(until)
+        if budget is not None:
+            budget.check()
         if not self._lock.acquire(timeout=-1 if left is None else left):
             raise OutOfTime
         try:
             for _ in range(2):  # a helper that died since the last call gets one restart
+                proc = self._start(until)
                 left = _left(until)
-                wait = timeout if left is None else min(timeout, left)
-                proc = self._start()
+                own = None if budget is None else budget.check()
+                wait = min(x for x in (timeout, left, own) if x is not None)
+                t0 = time.monotonic()
                 try:
+                    if proc is None:
+                        raise OSError("the syntax helper did not start")
                     proc.stdin.write(mode + len(data).to_bytes(8, "little") + data)
                     proc.stdin.flush()
                     ready, _, _ = select.select([proc.stdout], [], [], wait)
                     reply = proc.stdout.read(1) if ready else b"timeout"
                 except OSError:
                     reply = b""
+                if budget is not None:
+                    budget.charge(t0)
                 if reply in (b"0", b"1", b"n"):
                     return reply
                 self.close()  # killed mid-compile: the next check gets a fresh helper
                 if reply == b"timeout":
+                    if own is not None and wait == own and wait < timeout:
+                        raise OverBudget
                     if wait < timeout:
                         raise OutOfTime
                     log.warning("parsing a %d-byte response took over %.1fs; it counts as not compiling",
@@ -195,24 +242,30 @@ def _helper_source() -> str:
     return _HELPER.replace("{binds_src}", f"_COMPREHENSIONS = {_COMPREHENSIONS!r}\n{inspect.getsource(binds_name)}")
 
 
-def parses(code: str, max_chars: int = MAX_CHARS, until: float | None = None) -> bool:
+def parses(code: str, max_chars: int = MAX_CHARS, until: float | None = None, budget: Budget | None = None) -> bool:
     """True when code is non-empty Python that compiles, in at most max_chars characters; OutOfTime when `until`
-    (a time.monotonic() instant) passes before the answer."""
+    (a time.monotonic() instant) passes before the answer, OverBudget when the response's budget does."""
     if not _fits(code, max_chars):
         return False
     _left(until)
     if len(code) > INLINE_CHARS:
         data = _helper_data(code)
-        return data is not None and _helper.ask(b"c", data, until) == b"1"
+        return data is not None and _helper.ask(b"c", data, until, budget) == b"1"
+    if budget is not None:
+        budget.check()
+    t0 = time.monotonic()
     try:
         compile(code, _FILENAME, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
         return False
+    finally:
+        if budget is not None:
+            budget.charge(t0)
     return True
 
 
 def binds(code: str, name: str, max_chars: int = MAX_CHARS, *, inline: bool = True,
-          until: float | None = None) -> bool | None:
+          until: float | None = None, budget: Budget | None = None) -> bool | None:
     """Whether code binds name where a test finds it (binds_name); None when it does not compile (as parses).
     inline=False sends even small code to the helper (a caller checking many pieces bounds its GIL time)."""
     if not _fits(code, max_chars):
@@ -220,13 +273,20 @@ def binds(code: str, name: str, max_chars: int = MAX_CHARS, *, inline: bool = Tr
     _left(until)
     if len(code) > INLINE_CHARS or not inline:
         data = _helper_data(code)
-        reply = _helper.ask(b"b", name.encode("utf-8") + b"\0" + data, until) if data is not None else b"n"
+        reply = (_helper.ask(b"b", name.encode("utf-8") + b"\0" + data, until, budget) if data is not None
+                 else b"n")
         return None if reply in (b"n", b"") else reply == b"1"
+    if budget is not None:
+        budget.check()
+    t0 = time.monotonic()
     try:
         compile(code, _FILENAME, "exec", dont_inherit=True)
         return binds_name(code, name)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
         return None
+    finally:
+        if budget is not None:
+            budget.charge(t0)
 
 
 def _fits(code: str, max_chars: int) -> bool:

@@ -15,6 +15,9 @@ from tests.support import PARTIAL_RATE, PROBLEMS, graded_batch, label_json, thin
 
 pytestmark = pytest.mark.timeout(300)
 CFG = SandboxConfig(workers=2)
+# A run starts only while its bound (job limit + pool.START_MARGIN_S) is left before the deadline: 4 s with these, so
+# batches of a few seconds' deadline get runs (the defaults' bound is 22 s).
+SHORT = SandboxConfig(workers=2, test_timeout_s=1.0, job_timeout_s=2.0)
 
 
 def test_score_and_ascore_agree_and_grade_partial_credit():
@@ -79,7 +82,8 @@ def test_a_hostile_batch_answers_within_its_deadline_plus_a_bounded_margin(tmp_p
                + batch("slow_compile", 2, "d") + batch("large", 2, "e"))
     with LocalExecutor(CFG) as ex:
         t0 = time.monotonic()
-        items = asyncio.run(ascore(Scorer(RewardConfig(), index), ex, queries, deadline_s=1.5))
+        # 1 s of own compiling per response (8 x 1 s > 1.5 s): the deadline, not the preparation budget, stops these
+        items = asyncio.run(ascore(Scorer(RewardConfig(prepare_min_s=1.0), index), ex, queries, deadline_s=1.5))
         took = time.monotonic() - t0
     assert took < 1.5 + 8, took  # was ~30 s: 8 responses of ~4 s of compiling each
     # 8 blocks responses outlast the deadline even on a fast idle machine: what follows them is cut, prompt known
@@ -96,9 +100,46 @@ def test_a_response_slow_to_extract_delays_only_the_queries_after_it(tmp_path):
 
     index = PromptIndex.from_jsonl(write_jsonl(tmp_path / "train.jsonl", rows()))
     queries = batch("normal", 4, "a") + batch("blocks", 8, "b")
-    with LocalExecutor(CFG) as ex:
+    with LocalExecutor(SHORT) as ex:
         items = asyncio.run(ascore(Scorer(RewardConfig(), index), ex, queries, deadline_s=8.0))
     assert [(b.status, b.score) for b in items[:4]] == [("passed", 1.0)] * 4, [b.status for b in items]
+
+
+def test_a_response_whose_own_preparation_exceeds_its_budget_has_no_code_never_the_cut(tmp_path):
+    """Each response's compiling has its preparation budget (prepare_budget): responses of slow-to-compile blocks,
+    alone or after a partly right program, are graded as having no extractable code (scored, never the neutral
+    cut), and the honest responses in the same batch keep the verdicts they get in a batch of their own."""
+    import time
+
+    from coderl.rewards.code_reward import NO_CODE, compute_reward
+    from coderl.rewards.pipeline import prepare_budget
+    from coderl.rewards.prompt_index import PromptIndex
+    from scripts.bench.deadline import batch
+    from scripts.bench.deadline import blocks as slow_blocks
+    from tests.support import SYSTEM_THINK, chatml, rows, write_jsonl
+
+    index = PromptIndex.from_jsonl(write_jsonl(tmp_path / "train.jsonl", rows()))
+    named = ("assert", "call", "humaneval", "unittest")  # entry points: extraction compiles what may define one
+    honest = batch("normal", 2, "a") + [chatml(SYSTEM_THINK, PROBLEMS[f][0], think(PROBLEMS[f][3] + "\n# twin"))
+                                        for f in named[:2]]
+    slow = [chatml(SYSTEM_THINK, PROBLEMS[f][0], slow_blocks(f, "b")) for f in named]  # blocks that never bind it
+    for f in named:  # a partly right program followed by them
+        pad = slow_blocks(f, "pad").split("<answer>\n", 1)[1].rsplit("</answer>", 1)[0]
+        slow.append(chatml(SYSTEM_THINK, PROBLEMS[f][0], think(PROBLEMS[f][3]).replace("</answer>", pad + "</answer>")))
+    deadline_s, cfg = 12.0, RewardConfig()
+    assert len(slow) * prepare_budget(cfg, deadline_s, len(honest + slow)) <= cfg.prepare_share * deadline_s
+    with LocalExecutor(SHORT) as ex:
+        alone = asyncio.run(ascore(Scorer(cfg, index), ex, honest, deadline_s=deadline_s))
+        t0 = time.monotonic()
+        items = asyncio.run(ascore(Scorer(cfg, index), ex, honest + slow, deadline_s=deadline_s))
+        took = time.monotonic() - t0
+    assert [(b.status, b.reward) for b in items[:4]] == [(b.status, b.reward) for b in alone]
+    assert [b.status for b in alone] == ["passed", "passed", "failed", "failed"], alone
+    assert [b.status for b in items[4:]] == [NO_CODE] * 8, [(b.status, b.reward) for b in items]
+    for b, q in zip(items[4:], slow, strict=True):  # the no-code reward: format may count, nothing else
+        assert b.reward == compute_reward(cfg, response=q, code=None, format_ok=b.format > 0, syntax_ok=False,
+                                          result=None).reward < alone[2].reward
+    assert took < deadline_s, took  # nothing reached the deadline: each slow response stopped at its budget
 
 
 def test_queries_the_deadline_reaches_before_they_are_prepared_are_cut_unextracted():

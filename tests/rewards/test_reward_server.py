@@ -406,7 +406,11 @@ def test_a_hostile_batch_answers_within_the_deadline_plus_a_bounded_margin(data_
     batch of 8 such responses took 43 s. Generous margin here; the tight figure: python -m scripts.bench.deadline."""
     from scripts.bench.deadline import batch
 
-    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "2", "--batch_deadline_s", "2"])
+    # Each response's own compiling has at least 1 s here (--prepare_min_s): 8 x 1 s exceed the 2 s deadline, so the
+    # deadline, not the preparation budget, is what stops these (the budget's residual: far more queries than
+    # prepare_share x deadline / prepare_min_s).
+    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "2", "--batch_deadline_s", "2",
+                    "--prepare_min_s", "1"])
     try:
         post(s, {"query": batch("normal", 2, "warm")}, token=None)
         queries = (batch("normal", 2, "a") + batch("blocks", 8, "b") + batch("deep_nesting", 2, "c")
@@ -419,6 +423,32 @@ def test_a_hostile_batch_answers_within_the_deadline_plus_a_bounded_margin(data_
         # 8 blocks responses outlast the deadline even on a fast idle machine: what follows them is cut, not late
         assert out["extra_logs"]["reward/cut"][10:] == [1.0] * 6, out["extra_logs"]["reward/cut"]
         assert httpx.get(f"{s.url}/health", timeout=10).json()["ready"] is True
+    finally:
+        assert s.stop() in CLEAN_EXIT, s.output()
+
+
+def test_responses_slow_to_extract_get_no_code_never_the_cut_and_honest_ones_keep_their_verdicts(data_path):
+    """What a response writes cannot buy the neutral cut: blocks that take extraction seconds to compile, after a
+    partly right program, exceed the response's own preparation budget (0.5 x 20 s over 16 queries: 0.625 s) and
+    get the no-code reward, scored; the right and partly right programs in the same request keep their verdicts."""
+    from scripts.bench.cheaters.deadline_bytes import _response
+    from scripts.bench.deadline import blocks as slow_blocks
+
+    named = ("assert", "call", "humaneval", "unittest")
+    s = ServerProc(["--data_path", str(data_path), "--port", "0", "--workers", "2", "--batch_deadline_s", "20",
+                    "--test_timeout_s", "1", "--job_timeout_s", "2"])
+    try:
+        honest = [chatml(SYSTEM_THINK, PROBLEMS[f][0], _response(PROBLEMS[f][k] + f"\n# {f}", ""))
+                  for k in (2, 3) for f in named]
+        cheats = [chatml(SYSTEM_THINK, PROBLEMS[f][0], _response(
+            PROBLEMS[f][3] + f"\n# {f} {i}", slow_blocks(f, str(i)).split("<answer>\n", 1)[1].rsplit("</answer>")[0]))
+            for i in range(2) for f in named]
+        alone = post(s, {"query": honest}, token=None).json()
+        out = post(s, {"query": honest + cheats}, token=None).json()
+        logs = out["extra_logs"]
+        assert out["rewards"][:8] == alone["rewards"] and alone["rewards"][:4] == [1.0] * 4, alone["rewards"]
+        assert logs["reward/no_code"] == [0.0] * 8 + [1.0] * 8 and logs["reward/cut"] == [0.0] * 16, logs
+        assert max(out["rewards"][8:]) < min(alone["rewards"]), out["rewards"]
     finally:
         assert s.stop() in CLEAN_EXIT, s.output()
 

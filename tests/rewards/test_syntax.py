@@ -125,6 +125,36 @@ def test_a_check_ends_at_its_callers_time():
     holder.join()
 
 
+def test_a_budget_is_charged_with_the_checks_own_compiling_never_its_wait_for_the_helper():
+    """A response's preparation budget (rewards/pipeline.py) bounds its own compiles: one that would exceed it is
+    abandoned (OverBudget, the helper replaced), and what is left carries over between checks; waiting behind
+    another request's check in the helper costs it nothing."""
+    import threading
+
+    slow = "x = " + "lambda: " * 2700 + "1\n"  # 1-4 s of compile in the helper
+    small = _large("def f(x):\n    return x\n")
+    assert parses(small)  # the helper runs: its start is not what is measured
+    budget = syntax.Budget(0.2)
+    t0 = time.monotonic()
+    with pytest.raises(syntax.OverBudget):
+        syntax.binds(slow, "f", budget=budget)
+    assert time.monotonic() - t0 < 0.7 and budget.left <= 0  # abandoned at the budget, not at the compile's end
+    with pytest.raises(syntax.OverBudget):
+        parses("def f(x):\n    return x\n", budget=budget)  # spent: not even an inline compile
+    budget = syntax.Budget(0.3)
+    assert syntax.binds(small, "f", budget=budget) and 0 < budget.left < 0.3  # an honest check: charged, answered
+    holder = threading.Thread(target=parses, args=(slow,))  # another request's check holds the helper for seconds
+    holder.start()
+    for _ in range(500):
+        if syntax._helper._lock.locked():
+            break
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    assert syntax.binds(small, "f", budget=budget)  # waited for the helper, then compiled within its budget
+    assert time.monotonic() - t0 > 0.5 and budget.left > 0
+    holder.join()
+
+
 # (code, binds f?): what the compiled module binds, however it is spelled; scopes as Python has them.
 BINDINGS = [
     ("def f(x):\n    return x\n", True), ("async def f():\n    pass\n", True), ("class f:\n    pass\n", True),
