@@ -15,6 +15,7 @@ import os
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
+from coderl.rewards.sandbox import Status
 from scripts.bench.cheaters import Family, Trials
 
 LIMIT_S = 1.0
@@ -112,7 +113,7 @@ class one_cpu:
 
 
 def _rewards(sb, jobs) -> list[float]:
-    return [float(all(o.status == "passed" for o in r.outcomes)) for r in sb.run(jobs)]
+    return [float(all(o.status == Status.PASSED for o in r.outcomes)) for r in sb.run(jobs)]
 
 
 def play(n: int, workers: int) -> Trials:

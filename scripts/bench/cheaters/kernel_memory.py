@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from coderl.rewards.config import SandboxConfig
 from coderl.rewards.labels import parse_label
+from coderl.rewards.sandbox import Status
 from scripts.bench.cheaters import Family, Trials
 
 JOB_MEMORY_MB = 128
@@ -60,7 +61,7 @@ def config(workers: int, job_cgroup: bool = True) -> SandboxConfig:
 
 
 def _rewards(sb, jobs) -> list[float]:
-    return [float(all(o.status == "passed" for o in r.outcomes)) for r in sb.run(jobs)]
+    return [float(all(o.status == Status.PASSED for o in r.outcomes)) for r in sb.run(jobs)]
 
 
 def play(n: int, workers: int) -> Trials:
@@ -69,7 +70,7 @@ def play(n: int, workers: int) -> Trials:
     cheat_jobs = [Job(program(fmt, True), label(fmt)) for fmt in fmts]
     with Sandbox(config(workers)) as sb:
         results = sb.run(cheat_jobs)
-        cheater = [float(all(o.status == "passed" for o in r.outcomes)) for r in results]
+        cheater = [float(all(o.status == Status.PASSED for o in r.outcomes)) for r in results]
         honest = _rewards(sb, [Job(program(fmt, False), label(fmt)) for fmt in fmts])
         statuses = sorted({o.status for r in results for o in r.outcomes})
         accounting = sb.info()["accounting"]["cgroup"]
