@@ -98,8 +98,6 @@ def test_a_check_is_bounded_by_size_and_by_time():
 def test_a_check_ends_at_its_callers_time():
     """until (a request's deadline) bounds a check wherever it waits: before it starts, in the helper's compile
     (abandoned, the helper replaced), and queued behind another check; the answer is unknown (OutOfTime)."""
-    import threading
-
     slow = "x = " + "lambda: " * 2700 + "1\n"  # 1-4 s of compile in the helper (its own bound: 1.4 s)
     small = _large("def f(x):\n    return x\n")
     with pytest.raises(syntax.OutOfTime):
@@ -112,12 +110,7 @@ def test_a_check_ends_at_its_callers_time():
         parses(slow, until=t0 + 0.1)
     assert time.monotonic() - t0 < 0.6  # abandoned at until, not at the compile's end
     assert parses(small, until=time.monotonic() + 30)  # a fresh helper answers
-    holder = threading.Thread(target=parses, args=(slow,))  # another request's check holds the helper
-    holder.start()
-    for _ in range(500):
-        if syntax._helper._lock.locked():
-            break
-        time.sleep(0.01)
+    holder = _hold_helper(slow)  # another request's check holds the helper
     t0 = time.monotonic()
     with pytest.raises(syntax.OutOfTime):
         syntax.binds(small, "f", until=t0 + 0.2)
@@ -125,12 +118,23 @@ def test_a_check_ends_at_its_callers_time():
     holder.join()
 
 
+def _hold_helper(code: str):
+    """A thread whose check of `code` holds the syntax helper, started and holding it when this returns."""
+    import threading
+
+    holder = threading.Thread(target=parses, args=(code,))
+    holder.start()
+    for _ in range(500):
+        if syntax._helper._lock.locked():
+            break
+        time.sleep(0.01)
+    return holder
+
+
 def test_a_budget_is_charged_with_the_checks_own_compiling_never_its_wait_for_the_helper():
     """A response's preparation budget (rewards/pipeline.py) bounds its own compiles: one that would exceed it is
     abandoned (OverBudget, the helper replaced), and what is left carries over between checks; waiting behind
     another request's check in the helper costs it nothing."""
-    import threading
-
     slow = "x = " + "lambda: " * 2700 + "1\n"  # 1-4 s of compile in the helper
     small = _large("def f(x):\n    return x\n")
     assert parses(small)  # the helper runs: its start is not what is measured
@@ -143,12 +147,7 @@ def test_a_budget_is_charged_with_the_checks_own_compiling_never_its_wait_for_th
         parses("def f(x):\n    return x\n", budget=budget)  # spent: not even an inline compile
     budget = syntax.Budget(0.3)
     assert syntax.binds(small, "f", budget=budget) and 0 < budget.left < 0.3  # an honest check: charged, answered
-    holder = threading.Thread(target=parses, args=(slow,))  # another request's check holds the helper for seconds
-    holder.start()
-    for _ in range(500):
-        if syntax._helper._lock.locked():
-            break
-        time.sleep(0.01)
+    holder = _hold_helper(slow)  # another request's check holds the helper for seconds
     t0 = time.monotonic()
     assert syntax.binds(small, "f", budget=budget)  # waited for the helper, then compiled within its budget
     assert time.monotonic() - t0 > 0.5 and budget.left > 0
