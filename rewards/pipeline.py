@@ -155,7 +155,7 @@ class Scorer:
             self._note_unmatched(query)
             return Prepared(None, "", Extracted(None, "none"), False, False, "unmatched")
         if until is not None and time.monotonic() >= until:
-            return Prepared(lab, response, Extracted(None, "cut"), False, False, how, cut=True)
+            return self._cut(lab, response, how)
         fmt = lab.extra.get("answer_format") if isinstance(lab.extra, dict) else None
         if fmt not in ANSWER_FORMATS:
             fmt = self.cfg.answer_format
@@ -163,7 +163,7 @@ class Scorer:
         try:
             extracted = extract_code(response, lab.entry_point, self.cfg.syntax_max_chars, until, budget)
         except OutOfTime:
-            return Prepared(lab, response, Extracted(None, "cut"), False, False, how, cut=True)
+            return self._cut(lab, response, how)
         except OverBudget:
             return self._over_budget(lab, response, how, fmt)
         # Raw code and a truncated block were only extracted because they compile: not compiled twice.
@@ -177,10 +177,15 @@ class Scorer:
             try:
                 syntax = parses(extracted.code, self.cfg.syntax_max_chars, until, budget)
             except OutOfTime:
-                return Prepared(lab, response, Extracted(None, "cut"), False, False, how, cut=True)
+                return self._cut(lab, response, how)
             except OverBudget:
                 return self._over_budget(lab, response, how, fmt)
         return Prepared(lab, response, extracted, format_ok(response, fmt, extracted), syntax, how)
+
+    @staticmethod
+    def _cut(lab: Label, response: str, how: str) -> Prepared:
+        """A query the request's deadline passed before its code was chosen: the cut rule's reward, no run."""
+        return Prepared(lab, response, Extracted(None, "cut"), False, False, how, cut=True)
 
     @staticmethod
     def _over_budget(lab: Label, response: str, how: str, fmt: str) -> Prepared:
@@ -253,9 +258,9 @@ class Scorer:
             syntax_ok = p.syntax_ok
             if syntax_ok is None:
                 syntax_ok = compiled(res)
-                if not syntax_ok and res is not None and any(o.status == Status.SYNTAX for o in res.outcomes):
-                    pass  # the sandbox compiled it and it failed: no check needed
-                elif not syntax_ok:
+                # a run that shows a syntax failure was compiled by the sandbox, and failed: no check needed
+                shown_failing = res is not None and any(o.status == Status.SYNTAX for o in res.outcomes)
+                if not syntax_ok and not shown_failing:
                     try:
                         syntax_ok = parses(p.extracted.code, self.cfg.syntax_max_chars, budget_end)
                     except OutOfTime:

@@ -84,7 +84,11 @@ _PROBE_SHARE = 0.25
 def run_bound_s(label, cfg: SandboxConfig) -> float:
     """The longest a run of a job of this label takes, start to reply: its job limit (a hard wall-clock bound in
     the worker, whatever the test limits, probes, informed tests and starved credit) plus START_MARGIN_S."""
-    return time_limits(label, cfg)[1] + START_MARGIN_S
+    return _bound(time_limits(label, cfg)[1])
+
+
+def _bound(job_limit_s: float) -> float:
+    return job_limit_s + START_MARGIN_S
 
 
 def time_limits(label, cfg: SandboxConfig) -> tuple[float, float, float]:
@@ -149,7 +153,7 @@ class _Item:
 
     def __init__(self, job: Job, payload: dict, spec: dict, expected: int, probe: float) -> None:
         self.job, self.payload, self.spec, self.expected = job, payload, spec, expected
-        self.bound = payload["job_timeout_s"] + START_MARGIN_S  # run_bound_s: the longest any run of it takes
+        self.bound = _bound(payload["job_timeout_s"])  # run_bound_s: the longest any run of it takes
         self.batch: _Batch | None = None
         self.result: JobResult | None = None
         self.t0 = time.monotonic()
