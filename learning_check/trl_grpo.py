@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -39,6 +40,9 @@ from .report import REWARD_SUMMARY_FILE, reward_line, reward_summary
 
 ADVANTAGES = ("group_norm", "std", "mean")
 REWARDS_FILE = "rewards.jsonl"
+# the log's first line names the group size, which rewards.jsonl's flat batches need to be read as groups
+SHAPE_RE = re.compile(r"TRL GRPO: \d+ steps, (?P<prompts>\d+) prompts x (?P<generations>\d+) completions per "
+                      r"generation")
 
 
 def build_parser() -> argparse.ArgumentParser:
