@@ -3,11 +3,11 @@ over seeds), training reward / KL / fallback-share curves, GRPO wall and CPU tim
 
     python -m coderl.learning_check.ablation --out runs/ablation   # reads OUT/<variant>/seed<S>/, writes OUT/ablation.*
 
-A seed counts for a variant once its after-evaluation exists. Which groups a std threshold would centre only is
-read from each run's rewards as the trainer got them (grpo/rewards.jsonl), for THRESHOLDS side by side: the share
-between two thresholds is what choosing one over the other changes, before any training with it. A run whose GRPO log says the time limit re-planned
-or cut it (learning_check/trl_grpo.py's "time limit:" lines) or that ran fewer steps than another is flagged: its
-numbers depend on the machine's load.
+A seed counts for a variant once its after-evaluation exists; group_norm@T is the adaptive group norm at std
+threshold T. A run whose GRPO log says the time limit re-planned or cut it (learning_check/trl_grpo.py's "time
+limit:" lines) or that ran other steps than another is flagged: it is not compared like for like. Which groups a
+std threshold would only centre is read from each run's rewards as its trainer got them (grpo/rewards.jsonl) for
+THRESHOLDS side by side: the share between two thresholds is what choosing one over the other changes on them.
 """
 
 from __future__ import annotations
@@ -54,7 +54,9 @@ def label(variant: str) -> str:
 
 def variants_in(out: Path) -> list[str]:
     """The variant dirs under out: the three advantages in their order, then thresholds ascending."""
-    swept = [d.name for d in out.iterdir() if d.is_dir() and THRESHOLD_VARIANT.fullmatch(d.name)] if out.is_dir() else []
+    if not out.is_dir():
+        return []
+    swept = [d.name for d in out.iterdir() if d.is_dir() and THRESHOLD_VARIANT.fullmatch(d.name)]
     return [v for v in VARIANTS if (out / v).is_dir()] + sorted(
         swept, key=lambda v: float(THRESHOLD_VARIANT.fullmatch(v)["threshold"]))
 
