@@ -1,5 +1,6 @@
 """The advantage ablation's report (scripts/advantage_ablation.sh): per variant, held-out pass@k gains (mean ± sd
-over seeds), training reward / KL / fallback-share curves, GRPO wall and CPU time; one figure.
+over seeds, and minus std's on the same seeds), training reward / KL / fallback-share curves, GRPO wall and CPU
+time; one figure.
 
     python -m coderl.learning_check.ablation --out runs/ablation   # reads OUT/<variant>/seed<S>/, writes OUT/ablation.*
 
@@ -167,6 +168,7 @@ def markdown(res: dict, env: dict) -> str:
         ev = "; ".join(f"{x['eval_after_seconds']} / {x['eval_after_cpu_seconds']}" for x in s)
         rows.append(f"| {label(variant)} | {len(s)} | {gains} | {rw} | {kl:.3f} | "
                     f"{f'{statistics.fmean(fb):.3f}' if fb else 'n/a (no fallback)'} | {wall} | {ev} |")
+    rows += paired_rows(res, keys)
     rows += ["", "Per seed (pass@k before → after, %; steps; GRPO wall s at 1-min load):", ""]
     for variant, v in res.items():
         for seed, x in v["per_seed"].items():
@@ -187,6 +189,26 @@ def markdown(res: dict, env: dict) -> str:
              + ", ".join(f"{k} {ver}" for k, ver in env["versions"].items()) + "."]
     return ("# Advantage ablation (learning check, TRL on CPU)\n\nGain = held-out after − before, mean ± sd over "
             "seeds (sd only with ≥ 2 seeds).\n\n" + "\n".join(rows) + "\n\n![ablation](ablation.png)\n")
+
+
+def paired_rows(res: dict, keys: list[str], base: str = "std") -> list[str]:
+    """Each variant's gain minus the base variant's on the seeds both ran (one warm start per seed, so the
+    seeds' spread in warm starts cancels), mean ± sd over those seeds."""
+    if base not in res:
+        return []
+    rows = []
+    for variant, v in res.items():
+        common = [s for s in v["per_seed"] if s in res[base]["per_seed"]]
+        if variant == base or not common:
+            continue
+        diffs = {k: [(v["per_seed"][s]["gain_points"][k] - res[base]["per_seed"][s]["gain_points"][k]) / 100
+                     for s in common] for k in keys}
+        rows.append(f"| {label(variant)} | {len(common)} | " + " | ".join(fmt(diffs[k]) for k in keys) + " |")
+    if not rows:
+        return []
+    return ["", f"Against {label(base)} on the same seeds (gain minus its gain, points; mean ± sd over the seeds "
+            "both ran):", "", "| variant | seeds | " + " | ".join(f"{k} vs {base}" for k in keys) + " |",
+            "|---|---:|" + "---:|" * len(keys)] + rows
 
 
 def threshold_rows(res: dict) -> list[str]:

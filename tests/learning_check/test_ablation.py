@@ -93,6 +93,8 @@ def test_gains_mean_sd_fallback_and_files(tmp_path):
     assert "| adaptive group norm | 2 | +15.0 ± 7.1 | +30.0 ± 14.1 |" in md  # mean ± sd over the two seeds
     assert "| mean only (Dr. GRPO) | 1 | +0.0 | +0.0 |" in md and "n/a (no fallback)" in md
     assert "100 / 150.0; 200 / 150.0" in md and "No run was re-planned or cut" in md
+    # against std on the seeds both ran (seed 1 only): 20 - 10 and 0 - 10 pass@1 points
+    assert "| adaptive group norm | 1 | +10.0 |" in md and "| mean only (Dr. GRPO) | 1 | -10.0 |" in md
     assert (tmp_path / "ablation.png").stat().st_size > 0
 
 
