@@ -71,9 +71,9 @@ def collect(out: Path) -> dict[str, dict[str, dict]]:
                 continue
             run = summarize_run(seed_dir, "trl")
             log = seed_dir / "grpo.log"
-            run["group_std"] = std_profile(groups_of(seed_dir))
-            run["time_limit_lines"] = ([ln for ln in log.read_text(errors="replace").splitlines()
-                                        if ln.startswith("time limit:")] if log.is_file() else [])
+            log_text = log.read_text(errors="replace") if log.is_file() else ""
+            run["group_std"] = std_profile(groups_of(log_text, seed_dir / "grpo" / REWARDS_FILE))
+            run["time_limit_lines"] = [ln for ln in log_text.splitlines() if ln.startswith("time limit:")]
             found.setdefault(variant, {})[seed_dir.name] = run
     return found
 
@@ -83,10 +83,10 @@ class Group(NamedTuple):
     tests_differ: bool  # its completions' test pass rates are not all equal
 
 
-def groups_of(seed_dir: Path) -> list[Group]:
-    """Each GRPO group as the trainer got its rewards (grpo/rewards.jsonl, grouped as TRL groups); [] if unrecorded."""
-    log, path = seed_dir / "grpo.log", seed_dir / "grpo" / REWARDS_FILE
-    shape = SHAPE_RE.search(log.read_text(errors="replace")) if log.is_file() else None
+def groups_of(grpo_log: str, path: Path) -> list[Group]:
+    """Each GRPO group as the trainer got its rewards (path: grpo/rewards.jsonl), grouped as TRL grouped them (the
+    group size from the GRPO log's first line); [] if unrecorded."""
+    shape = SHAPE_RE.search(grpo_log)
     if shape is None or not path.is_file():
         return []
     size = int(shape["generations"])

@@ -11,6 +11,7 @@ import pytest
 
 from coderl.learning_check import ablation
 from tests.learning_check.test_learning_check import _fake_run
+from tests.learning_check.test_trl_grpo import _log_history
 from tests.support import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "scripts" / "advantage_ablation.sh"
@@ -64,9 +65,6 @@ def test_bad_knobs_fail_before_anything_runs(tmp_path):
         assert p.returncode == 2 and named in p.stderr, p.stderr
     assert not (tmp_path / "abl").exists()
 
-
-def _log_history(run) -> list[dict]:
-    return [json.loads(line) for line in (run / "grpo" / "log_history.jsonl").read_text().splitlines()]
 
 
 def _timings(run, grpo_s, cpu):
