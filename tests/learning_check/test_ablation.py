@@ -66,7 +66,6 @@ def test_bad_knobs_fail_before_anything_runs(tmp_path):
     assert not (tmp_path / "abl").exists()
 
 
-
 def _timings(run, grpo_s, cpu):
     (run / "timings.jsonl").write_text(json.dumps({"stage": "grpo", "seconds": grpo_s, "cpu_seconds": cpu,
                                                    "load1": 3.0}) + "\n")
