@@ -220,15 +220,30 @@ def machine() -> dict:
     """Where the figures were measured: CPU, cores, load, library versions."""
     import importlib.metadata as md
 
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").is_file() else ""
+    info = {}
+    if Path("/proc/cpuinfo").is_file():
+        for ln in Path("/proc/cpuinfo").read_text().splitlines():
+            k, _, v = ln.partition(":")
+            info.setdefault(k.strip(), v.strip())
+    cpu = info.get("model name") or platform.processor()
+    # A VM's "model name" (e.g. "AMD EPYC") hides the generation, and the SIMD level torch dispatches to
+    # (AVX2 vs AVX512) changes both the speed and the low bits of every figure: the same commit and knobs
+    # give other numbers on another host.
+    if "cpu family" in info:
+        cpu += f" (family {info['cpu family']}, model {info.get('model', '?')})"
+    try:
+        import torch
+
+        capability = torch.backends.cpu.get_cpu_capability()
+    except (ImportError, AttributeError):
+        capability = None
     versions = {}
     for pkg in ("torch", "transformers", "trl", "accelerate", "tokenizers"):
         try:
             versions[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
             pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "versions": versions,
+    return {"cpu": cpu, "cpu_capability": capability, "cores": os.cpu_count(), "python": platform.python_version(), "versions": versions,
             "load_at_report": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
 
 
@@ -321,7 +336,8 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
                  *(f"- {n}: {reward_line(s)}" for n, s in got.items())]
     rows += timing_table(runs, shared or [])
     if env:
-        rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, "
+        simd = f", torch dispatching to {env['cpu_capability']}" if env.get("cpu_capability") else ""
+        rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores{simd}; Python {env['python']}, "
                  + ", ".join(f"{k} {v}" for k, v in env["versions"].items()) + "."]
     return (f"# Learning check ({trainer})\n\nHeld-out pass@k in % (sampled, unbiased estimator), before and after "
             "GRPO.\n\n" + "\n".join(rows) + f"\n{_not_logged(runs, trainer)}\n![curves](curves.png)\n\n**{line}**\n")

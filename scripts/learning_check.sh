@@ -38,7 +38,7 @@
 #                              docs/performance.md "Advantage ablation" (GRPO_SCALE_REWARDS=1/0: std/mean, as before)
 #   GRPO_REWARD []             space-separated FIELD=VALUE of the reward config (configs/reward.yaml's reward:),
 #                              e.g. "format_weight=0 syntax_weight=0 length_weight=0"
-#   GRPO_MAX_SECONDS [900]     fit GRPO into this many seconds, so that a seed fits 30 minutes on 2 cores: where
+#   GRPO_MAX_SECONDS [900]     fit GRPO into this many seconds (a seed took 22-36 min on 2 cores, by host): where
 #                              the steps timed show that fewer steps fit, the lr schedule ends at the last that
 #                              fits and GRPO stops there (or after the step that passes it), keeping that model
 #                              (0 = off: every step runs; with it, only a run whose steps all fit gives the same

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from coderl.learning_check import report
 from coderl.learning_check.model import build_model, save_model
@@ -98,6 +99,8 @@ def test_report_pass_fail_and_files(tmp_path):
     assert j["runs"]["a"]["kl_max"] == pytest.approx(0.06) and j["machine"]["cores"] == os.cpu_count()
     assert (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
     assert "| a | 20.0 | 40.0 | 40.0 | 80.0 |" in (out / "report.md").read_text()
+    simd = torch.backends.cpu.get_cpu_capability()  # the same figures differ between AVX2 and AVX512 hosts
+    assert j["machine"]["cpu_capability"] == simd and f"torch dispatching to {simd}" in (out / "report.md").read_text()
     assert report.main(["--run", f"a={tmp_path / 'a'}", "--run", f"b={tmp_path / 'b'}", "--out", str(out)]) == 1
     assert "b: pass@1 +10.0 < +15" in json.loads((out / "report.json").read_text())["verdict"]
 
