@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from coderl.rewards.integrations.group_norm import DEFAULT_STD_THRESHOLD
 
-from .report import SUMMARY_FILE, _write_atomic, machine, summarize_run
+from .report import GRPO_LOG, SUMMARY_FILE, _write_atomic, machine, summarize_run
 from .trl_grpo import REWARDS_FILE, SHAPE_RE
 
 VARIANTS = {"group_norm": "adaptive group norm", "std": "std (TRL default, GRPO)", "mean": "mean only (Dr. GRPO)"}
@@ -63,17 +63,16 @@ def variants_in(out: Path) -> list[str]:
 
 
 def collect(out: Path) -> dict[str, dict[str, dict]]:
-    """{variant: {seed: run summary + time-limit lines}} of every finished run under out."""
+    """{variant: {seed: run summary + the std profile of its groups}} of every finished run under out."""
     found: dict[str, dict[str, dict]] = {}
     for variant in variants_in(out):
         for seed_dir in sorted((out / variant).glob("seed*")):
             if not seed_dir.is_dir() or not (seed_dir / "eval_after" / SUMMARY_FILE).is_file():
                 continue
             run = summarize_run(seed_dir, "trl")
-            log = seed_dir / "grpo.log"
+            log = seed_dir / GRPO_LOG
             log_text = log.read_text(errors="replace") if log.is_file() else ""
             run["group_std"] = std_profile(groups_of(log_text, seed_dir / "grpo" / REWARDS_FILE))
-            run["time_limit_lines"] = [ln for ln in log_text.splitlines() if ln.startswith("time limit:")]
             found.setdefault(variant, {})[seed_dir.name] = run
     return found
 

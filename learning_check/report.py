@@ -25,6 +25,8 @@ from coderl.rewards.evaluation.samples import SAMPLES_FILE
 
 WARM_START_FILE = "warm_start.json"  # written by learning_check/warm_start.py next to the model
 REWARD_SUMMARY_FILE = "reward_summary.json"  # written by learning_check/trl_grpo.py into the GRPO dir
+GRPO_LOG = "grpo.log"  # a run's GRPO output, as scripts/learning_check.sh captures it
+TIME_LIMIT_PREFIX = "time limit:"  # starts each line trl_grpo.py prints when GRPO_MAX_SECONDS re-plans or cuts
 
 # panel -> (title, the tensorboard tags that hold it: OpenRLHF's PPO status keys, then TRL's GRPO log keys).
 # The fallback fraction is logged by our group-norm patch (docs/patches.md) and by TRL's GroupNormGRPOTrainer
@@ -150,12 +152,17 @@ def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
     reward = [v for _, v in curves.get("train/reward", [])]
     kl = [v for _, v in curves.get("train/kl", [])]
     keys = [k for k in pass_keys(before) if k in after]
+    log = run / GRPO_LOG
+    # trl_grpo.py's GRPO_MAX_SECONDS re-plans and cuts: a run it cut did fewer steps than asked, on a slow host
+    time_limit = [ln for ln in log.read_text(errors="replace").splitlines()
+                  if ln.startswith(TIME_LIMIT_PREFIX)] if log.is_file() else []
     return {
         "before": {k: before[k] for k in keys}, "after": {k: after[k] for k in keys},
         "gain_pass@1_points": round(100 * (after["pass@1"] - before["pass@1"]), 2),
         "reward_first": reward[0] if reward else None, "reward_last": reward[-1] if reward else None,
         "reward_rises": rises(reward), "steps": len(reward), "missing_metrics": missing,
         "kl_max": max(kl) if kl else None, "timings": read_timings(run / "timings.jsonl"),
+        "time_limit_lines": time_limit,
         "mode_pass@1": {"before": mode_pass_at_1(run / "eval_before"), "after": mode_pass_at_1(run / "eval_after")},
         "statuses": statuses,
         "passes_histogram": {"before": passes_histogram(run / "eval_before"),
@@ -212,7 +219,10 @@ def verdict(runs: dict[str, dict], target_points: float) -> tuple[bool, str]:
     bad += [f"{n}: training reward does not rise" for n, r in runs.items() if not r["reward_rises"]]
     gains = ", ".join(f"{n} {r['gain_pass@1_points']:+.1f}" for n, r in runs.items())
     if bad:
-        return False, f"FAIL: held-out pass@1 gain (points) {gains}; " + "; ".join(bad)
+        cut = [f"{n} stopped after {r['steps']} steps" for n, r in runs.items() if r.get("time_limit_lines")]
+        why = (f" ({', '.join(cut)}: GRPO_MAX_SECONDS cut GRPO short on this machine; GRPO_MAX_SECONDS=0 runs every "
+               "step)") if cut else ""
+        return False, f"FAIL: held-out pass@1 gain (points) {gains}; " + "; ".join(bad) + why
     return True, f"PASS: held-out pass@1 gain (points) {gains} >= {target_points}, training reward rises in every run"
 
 
@@ -330,6 +340,10 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
     starts = {n: r["warm_start"] for n, r in runs.items() if r.get("warm_start")}
     if starts:
         rows += ["", "Warm start:", "", *(warm_start_line(n, ws) for n, ws in starts.items())]
+    cut = {n: r["time_limit_lines"] for n, r in runs.items() if r.get("time_limit_lines")}
+    if cut:
+        rows += ["", "GRPO's time limit (GRPO_MAX_SECONDS) re-planned or cut these runs:", "",
+                 *(f"- {n}: " + "; ".join(lines) for n, lines in cut.items())]
     got = {n: r["grpo_reward"] for n, r in runs.items() if r.get("grpo_reward")}
     if got:
         rows += ["", "Every sample's reward as the GRPO trainer got it:", "",

@@ -36,7 +36,7 @@ from coderl.rewards.integrations.group_norm import DEFAULT_STD_THRESHOLD
 from coderl.rewards.integrations.trl import make_code_reward, with_component_logs
 
 from .model import save_model
-from .report import REWARD_SUMMARY_FILE, reward_line, reward_summary
+from .report import REWARD_SUMMARY_FILE, TIME_LIMIT_PREFIX, reward_line, reward_summary
 
 ADVANTAGES = ("group_norm", "std", "mean")
 REWARDS_FILE = "rewards.jsonl"
@@ -140,14 +140,14 @@ def time_limit(max_seconds: float, clock=time.monotonic):
                     and step < fit < self.horizon:
                 self.horizon = fit
                 replan(lr_scheduler, args, state.max_steps, fit)
-                print(f"time limit: {max_seconds:g} s fits {fit} of {state.max_steps} steps at "
+                print(f"{TIME_LIMIT_PREFIX} {max_seconds:g} s fits {fit} of {state.max_steps} steps at "
                       f"{elapsed / step:.1f} s/step; the lr schedule now ends there", flush=True)
             if step >= self.horizon and step < state.max_steps:
-                print(f"time limit: stopping after step {step} of {state.max_steps}, where the schedule ended",
+                print(f"{TIME_LIMIT_PREFIX} stopping after step {step} of {state.max_steps}, where the schedule ended",
                       flush=True)
                 control.should_training_stop = True
             elif elapsed > max_seconds and step < state.max_steps:
-                print(f"time limit: {max_seconds:g} s passed after step {step} of {state.max_steps}; "
+                print(f"{TIME_LIMIT_PREFIX} {max_seconds:g} s passed after step {step} of {state.max_steps}; "
                       "stopping there", flush=True)
                 control.should_training_stop = True
             return control

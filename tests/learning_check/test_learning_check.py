@@ -103,6 +103,15 @@ def test_report_pass_fail_and_files(tmp_path):
     assert j["machine"]["cpu_capability"] == simd and f"torch dispatching to {simd}" in (out / "report.md").read_text()
     assert report.main(["--run", f"a={tmp_path / 'a'}", "--run", f"b={tmp_path / 'b'}", "--out", str(out)]) == 1
     assert "b: pass@1 +10.0 < +15" in json.loads((out / "report.json").read_text())["verdict"]
+    assert "GRPO_MAX_SECONDS" not in (out / "report.md").read_text()
+    # a run GRPO_MAX_SECONDS cut short: the FAIL says so, as trl_grpo.py logged it
+    cut = f"{report.TIME_LIMIT_PREFIX} stopping after step 6 of 130, where the schedule ended"
+    (tmp_path / "b" / report.GRPO_LOG).write_text(f"step 6\n{cut}\n")
+    assert report.main(["--run", f"a={tmp_path / 'a'}", "--run", f"b={tmp_path / 'b'}", "--out", str(out)]) == 1
+    j = json.loads((out / "report.json").read_text())
+    assert j["runs"]["b"]["time_limit_lines"] == [cut] and j["runs"]["a"]["time_limit_lines"] == []
+    assert "(b stopped after 6 steps: GRPO_MAX_SECONDS cut GRPO short" in j["verdict"]
+    assert f"- b: {cut}" in (out / "report.md").read_text()
 
 
 def test_report_fails_a_gain_that_costs_pass_at_k(tmp_path):
