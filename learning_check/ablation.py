@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from coderl.rewards.integrations.group_norm import DEFAULT_STD_THRESHOLD
 
-from .report import GRPO_LOG, SUMMARY_FILE, _write_atomic, machine, summarize_run
+from .report import GRPO_LOG, SUMMARY_FILE, _write_atomic, machine, machine_line, summarize_run
 from .trl_grpo import REWARDS_FILE, SHAPE_RE
 
 VARIANTS = {"group_norm": "adaptive group norm", "std": "std (TRL default, GRPO)", "mean": "mean only (Dr. GRPO)"}
@@ -184,8 +184,7 @@ def markdown(res: dict, env: dict) -> str:
     rows += ["", "No run was re-planned or cut by GRPO_MAX_SECONDS; every run did the same steps." if clean else
              "Some runs were re-planned or cut, or ran other steps than the rest (flagged above): they are not "
              "compared like for like."]
-    rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores; Python {env['python']}, "
-             + ", ".join(f"{k} {ver}" for k, ver in env["versions"].items()) + "."]
+    rows += ["", machine_line(env)]
     return ("# Advantage ablation (learning check, TRL on CPU)\n\nGain = held-out after − before, mean ± sd over "
             "seeds (sd only with ≥ 2 seeds).\n\n" + "\n".join(rows) + "\n\n![ablation](ablation.png)\n")
 

@@ -257,6 +257,13 @@ def machine() -> dict:
             "load_at_report": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
 
 
+def machine_line(env: dict) -> str:
+    """The report's "Machine: …" sentence for machine()'s dict."""
+    simd = f", torch dispatching to {env['cpu_capability']}" if env.get("cpu_capability") else ""
+    return (f"Machine: {env['cpu']}, {env['cores']} cores{simd}; Python {env['python']}, "
+            + ", ".join(f"{k} {v}" for k, v in env["versions"].items()) + ".")
+
+
 def timing_table(runs: dict[str, dict], shared: list[dict]) -> list[str]:
     """Wall-clock per stage (seconds, 1-min load at its end, CPU seconds of its processes where recorded);
     shared stages run once for every seed."""
@@ -350,9 +357,7 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
                  *(f"- {n}: {reward_line(s)}" for n, s in got.items())]
     rows += timing_table(runs, shared or [])
     if env:
-        simd = f", torch dispatching to {env['cpu_capability']}" if env.get("cpu_capability") else ""
-        rows += ["", f"Machine: {env['cpu']}, {env['cores']} cores{simd}; Python {env['python']}, "
-                 + ", ".join(f"{k} {v}" for k, v in env["versions"].items()) + "."]
+        rows += ["", machine_line(env)]
     return (f"# Learning check ({trainer})\n\nHeld-out pass@k in % (sampled, unbiased estimator), before and after "
             "GRPO.\n\n" + "\n".join(rows) + f"\n{_not_logged(runs, trainer)}\n![curves](curves.png)\n\n**{line}**\n")
 

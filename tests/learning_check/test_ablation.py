@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from coderl.learning_check import ablation
+from coderl.learning_check import ablation, report
 from tests.learning_check.test_learning_check import _fake_run
 from tests.learning_check.test_trl_grpo import _log_history
 from tests.support import REPO_ROOT
@@ -90,6 +90,7 @@ def test_gains_mean_sd_fallback_and_files(tmp_path):
     assert "| adaptive group norm | 2 | +15.0 ± 7.1 | +30.0 ± 14.1 |" in md  # mean ± sd over the two seeds
     assert "| mean only (Dr. GRPO) | 1 | +0.0 | +0.0 |" in md and "n/a (no fallback)" in md
     assert "100 / 150.0; 200 / 150.0" in md and "No run was re-planned or cut" in md
+    assert report.machine_line(report.machine()) in md  # the host, SIMD level included: figures depend on it
     # against std on the seeds both ran (seed 1 only): 20 - 10 and 0 - 10 pass@1 points
     assert "| adaptive group norm | 1 | +10.0 |" in md and "| mean only (Dr. GRPO) | 1 | -10.0 |" in md
     assert (tmp_path / "ablation.png").stat().st_size > 0
