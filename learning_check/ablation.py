@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from coderl.rewards.integrations.group_norm import DEFAULT_STD_THRESHOLD
 
-from .report import GRPO_LOG, SUMMARY_FILE, _write_atomic, machine, machine_line, summarize_run
+from .report import SUMMARY_FILE, _write_atomic, machine, machine_line, read_grpo_log, summarize_run
 from .trl_grpo import REWARDS_FILE, SHAPE_RE
 
 VARIANTS = {"group_norm": "adaptive group norm", "std": "std (TRL default, GRPO)", "mean": "mean only (Dr. GRPO)"}
@@ -69,9 +69,8 @@ def collect(out: Path) -> dict[str, dict[str, dict]]:
         for seed_dir in sorted((out / variant).glob("seed*")):
             if not seed_dir.is_dir() or not (seed_dir / "eval_after" / SUMMARY_FILE).is_file():
                 continue
-            run = summarize_run(seed_dir, "trl")
-            log = seed_dir / GRPO_LOG
-            log_text = log.read_text(errors="replace") if log.is_file() else ""
+            log_text = read_grpo_log(seed_dir)
+            run = summarize_run(seed_dir, "trl", log_text)
             run["group_std"] = std_profile(groups_of(log_text, seed_dir / "grpo" / REWARDS_FILE))
             found.setdefault(variant, {})[seed_dir.name] = run
     return found

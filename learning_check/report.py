@@ -141,8 +141,15 @@ def passes_histogram(eval_dir: str | Path) -> list[int] | None:
     return hist
 
 
-def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
-    """pass@k before/after, the curves, wall-clock per stage and the run's own checks."""
+def read_grpo_log(run_dir: str | Path) -> str:
+    """A run's GRPO output as scripts/learning_check.sh captured it; "" if absent."""
+    log = Path(run_dir) / GRPO_LOG
+    return log.read_text(errors="replace") if log.is_file() else ""
+
+
+def summarize_run(run_dir: str | Path, trainer: str = "openrlhf", grpo_log: str | None = None) -> dict:
+    """pass@k before/after, the curves, wall-clock per stage and the run's own checks (grpo_log: its
+    read_grpo_log text, where the caller already read it)."""
     run = Path(run_dir)
     before = json.loads((run / "eval_before" / SUMMARY_FILE).read_text())
     after = json.loads((run / "eval_after" / SUMMARY_FILE).read_text())
@@ -152,10 +159,9 @@ def summarize_run(run_dir: str | Path, trainer: str = "openrlhf") -> dict:
     reward = [v for _, v in curves.get("train/reward", [])]
     kl = [v for _, v in curves.get("train/kl", [])]
     keys = [k for k in pass_keys(before) if k in after]
-    log = run / GRPO_LOG
     # trl_grpo.py's GRPO_MAX_SECONDS re-plans and cuts: a run it cut did fewer steps than asked, on a slow host
-    time_limit = [ln for ln in log.read_text(errors="replace").splitlines()
-                  if ln.startswith(TIME_LIMIT_PREFIX)] if log.is_file() else []
+    time_limit = [ln for ln in (read_grpo_log(run) if grpo_log is None else grpo_log).splitlines()
+                  if ln.startswith(TIME_LIMIT_PREFIX)]
     return {
         "before": {k: before[k] for k in keys}, "after": {k: after[k] for k in keys},
         "gain_pass@1_points": round(100 * (after["pass@1"] - before["pass@1"]), 2),
