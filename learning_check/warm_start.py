@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="Share of drawn examples trained on a near miss of the reference instead "
                         "(learning_check/near_miss.py: an imperfect demonstrator, as a pretrained model is).")
     p.add_argument("--near_misses", type=int, default=8, help="Near misses drawn per row (with --noise).")
+    p.add_argument("--group_batches", type=int, default=d.group_batches,
+                   help="Batches drawn together and split by length, so that each pads less (1 = off).")
     p.add_argument("--device", default="auto", help="cuda, cpu or auto (cuda when available).")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's own choice).")
     a = p.parse_args(argv)
@@ -53,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not 0 <= a.noise < 1:
             raise DataError(f"--noise must be in [0, 1), got {a.noise}")
+        if a.group_batches < 1:
+            raise DataError(f"--group_batches must be at least 1, got {a.group_batches}")
         examples, misses = load_demonstrations(a.train, a.near_misses if a.noise else 0, seed=a.seed)
     except (DataError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -67,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     tok = build_tokenizer(texts, a.vocab_size)
     model = build_model(tok, a.shape, seed=a.seed, max_positions=max(1024, a.max_len)).to(device)
     cfg = SFTConfig(steps=a.steps, batch_size=a.batch_size, lr=a.lr, seed=a.seed, max_len=a.max_len, noise=a.noise,
+                    group_batches=a.group_batches,
                     warmup_steps=min(d.warmup_steps, max(1, a.steps // 10)), log_every=max(1, min(50, a.steps // 10)))
     out = Path(a.out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)

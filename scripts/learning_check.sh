@@ -23,6 +23,7 @@
 #   MODEL_SHAPE [small]        learning_check/model.py SHAPES: nano (tests), tiny (~0.9M), small (~3M), base (~11M)
 #   VOCAB_SIZE [1024]          BPE vocab fitted to the train text
 #   SFT_STEPS [400|300]  SFT_BATCH [32]  SFT_LR [3e-3]   the warm start (docs/learning_check.md)
+#   SFT_GROUP [8]              batches drawn together and split by length (less padding; 1 = off)
 #   SFT_NOISE [0.6|0]          share of warm-start targets that are near misses of the reference
 #                              (learning_check/near_miss.py: an imperfect demonstrator, as a pretrained model is)
 #   EVAL_N [8]  EVAL_K [1,8]  EVAL_MAX_NEW_TOKENS [96|128]  EVAL_BATCH [256]  EVAL_TEMPERATURE [1.0]
@@ -38,7 +39,12 @@
 #                              docs/performance.md "Advantage ablation" (GRPO_SCALE_REWARDS=1/0: std/mean, as before)
 #   GRPO_REWARD []             space-separated FIELD=VALUE of the reward config (configs/reward.yaml's reward:),
 #                              e.g. "format_weight=0 syntax_weight=0 length_weight=0"
-#   GRPO_MAX_SECONDS [900]     fit GRPO into this many seconds (a seed took 22-36 min on 2 cores, by host): where
+#   SEED_SECONDS [1800|0]      wall-clock budget of a seed, end to end (0 = none): GRPO gets what the shared
+#                              stages, the warm start and the before-evaluation left of it (their recorded times,
+#                              cached or not), less as long again as the before-evaluation for the after one, as
+#                              GRPO_MAX_SECONDS (at most 90 % of TIME_BUDGET)
+#   GRPO_MAX_SECONDS [from SEED_SECONDS|0]
+#                              fit GRPO into this many seconds (a seed took 22-36 min on 2 cores, by host): where
 #                              the steps timed show that fewer steps fit, the lr schedule ends at the last that
 #                              fits and GRPO stops there (or after the step that passes it), keeping that model
 #                              (0 = off: every step runs; with it, only a run whose steps all fit gives the same
@@ -98,6 +104,7 @@ SFT_STEPS="${SFT_STEPS:-$(dflt 400 300 80)}"
 SFT_BATCH="${SFT_BATCH:-$(dflt 32 32 4)}"
 SFT_LR="${SFT_LR:-$(dflt 3e-3 3e-3 3e-2)}"
 SFT_NOISE="${SFT_NOISE:-$(dflt 0.6 0 0.6)}"
+SFT_GROUP="${SFT_GROUP:-8}"
 EVAL_N="${EVAL_N:-$(dflt 8 8 2)}"
 EVAL_K="${EVAL_K:-$(dflt 1,8 1,8 1,2)}"
 EVAL_MAX_NEW_TOKENS="${EVAL_MAX_NEW_TOKENS:-$(dflt 96 128 8)}"
@@ -121,7 +128,8 @@ GRPO_ADVANTAGE="${GRPO_ADVANTAGE:-std}"
 GRPO_STD_THRESHOLD="${GRPO_STD_THRESHOLD:-0.1}"
 GRPO_LOSS_TYPE="${GRPO_LOSS_TYPE:-bnpo}"
 GRPO_REWARD="${GRPO_REWARD:-}"
-GRPO_MAX_SECONDS="${GRPO_MAX_SECONDS:-$(gdflt 900 0 0)}"
+SEED_SECONDS="${SEED_SECONDS:-$(gdflt 1800 0 0)}"
+GRPO_MAX_SECONDS="${GRPO_MAX_SECONDS:-}"
 THREADS="${THREADS:-$(dflt 2 2 1)}"
 GRPO_TRAIN_BATCH="${GRPO_TRAIN_BATCH:-128}"
 GRPO_MICRO_TRAIN_BATCH="${GRPO_MICRO_TRAIN_BATCH:-64}"
@@ -133,7 +141,9 @@ TIME_BUDGET="${TIME_BUDGET:-$(dflt 1200 360 360)}"
 CACHE="${CACHE:-1}"
 TARGET_POINTS="${TARGET_POINTS:-$(dflt 10 15 10)}"
 DEVICE="${DEVICE:-auto}"
-whole_numbers N_TRAIN N_HELDOUT TRAIN_ROWS SFT_STEPS GRPO_STEPS GRPO_ITERATIONS THREADS TIME_BUDGET PORT GRPO_MAX_SECONDS
+whole_numbers N_TRAIN N_HELDOUT TRAIN_ROWS SFT_STEPS SFT_GROUP GRPO_STEPS GRPO_ITERATIONS THREADS TIME_BUDGET PORT \
+  GRPO_MAX_SECONDS SEED_SECONDS
+(( SFT_GROUP >= 1 )) || die 2 "SFT_GROUP must be at least 1 (got $SFT_GROUP)"
 (( GRPO_STEPS % GRPO_ITERATIONS == 0 )) || die 2 "GRPO_STEPS=$GRPO_STEPS is not a multiple of GRPO_ITERATIONS=$GRPO_ITERATIONS"
 
 coderl_importable "$PYTHON" || die 2 "PYTHON=$PYTHON cannot import coderl (pip install -e .)"
@@ -255,7 +265,7 @@ for S in $SEEDS; do
   mkdir -p "$R"
   runs+=(--run "seed$S=$R")
   SFT_KEY="$TASK_KEY shape=$MODEL_SHAPE vocab=$VOCAB_SIZE steps=$SFT_STEPS batch=$SFT_BATCH lr=$SFT_LR seed=$S"
-  SFT_KEY+=" noise=$SFT_NOISE"
+  SFT_KEY+=" noise=$SFT_NOISE group=$SFT_GROUP"
   [[ -n $TRAIN_ROWS ]] && SFT_KEY+=" rows=$TRAIN_ROWS"
   SFT_KEY+=" threads=$THREADS device=$DEVICE"
   EVAL_KEY="$SFT_KEY eval=$EVAL_N/$EVAL_K/$EVAL_MAX_NEW_TOKENS/$EVAL_BATCH/$EVAL_TEMPERATURE"
@@ -266,7 +276,7 @@ for S in $SEEDS; do
     stage "seed $S: warm start ($MODEL_SHAPE, $SFT_STEPS steps)"
     timed "$T" warm_start "$PYTHON" -m coderl.learning_check.warm_start --train "$TRAIN" --out_dir "$R/sft" \
       --shape "$MODEL_SHAPE" --vocab_size "$VOCAB_SIZE" --steps "$SFT_STEPS" --batch_size "$SFT_BATCH" --lr "$SFT_LR" \
-      --noise "$SFT_NOISE" --seed "$S" --device "$DEVICE" --threads "$THREADS"
+      --noise "$SFT_NOISE" --group_batches "$SFT_GROUP" --seed "$S" --device "$DEVICE" --threads "$THREADS"
     done_key "$R/sft" "$SFT_KEY"
   fi
   if cached "$R/eval_before" "$EVAL_KEY"; then
@@ -280,6 +290,21 @@ for S in $SEEDS; do
   sed -i '/"stage": "\(grpo\|eval_after\)"/d' "$T" 2>/dev/null || true
   stage "seed $S: GRPO ($TRAINER), $GRPO_STEPS steps of $GRPO_PROMPTS prompts x $GRPO_N_SAMPLES samples"
   rm -rf "$R/grpo"
+  max_seconds=${GRPO_MAX_SECONDS:-0}
+  if [[ -z $GRPO_MAX_SECONDS ]] && (( SEED_SECONDS > 0 )); then
+    spent=$("$PYTHON" - "$OUT/timings.jsonl" "$T" <<'PY'
+import json, sys
+shared, seed = ([json.loads(line) for line in open(p) if line.strip()] for p in sys.argv[1:])
+before = sum(r["seconds"] for r in seed if r["stage"] == "eval_before")
+print(round(sum(r["seconds"] for r in shared + seed if r["stage"] in
+                {"task", "preprocess", "preprocess_trl", "preprocess_heldout", "warm_start", "eval_before"}) + before))
+PY
+)
+    max_seconds=$(( SEED_SECONDS - spent ))
+    (( max_seconds > TIME_BUDGET * 9 / 10 )) && max_seconds=$(( TIME_BUDGET * 9 / 10 ))
+    (( max_seconds < 1 )) && max_seconds=1
+    stage "seed $S: GRPO gets $max_seconds s: SEED_SECONDS=$SEED_SECONDS less $spent s for the other stages"
+  fi
   if [[ $TRAINER == trl ]]; then
     rc=0
     reward_args=()
@@ -292,7 +317,7 @@ for S in $SEEDS; do
       --max_prompt_len "$GRPO_PROMPT_LEN" --lr "$GRPO_LR" --lr_scheduler "$GRPO_LR_SCHEDULER" \
       --warmup_ratio "$GRPO_WARMUP_RATIO" --beta "$GRPO_KL" --loss_type "$GRPO_LOSS_TYPE" \
       --advantage "$GRPO_ADVANTAGE" --group_norm_std_threshold "$GRPO_STD_THRESHOLD" --temperature "$GRPO_TEMPERATURE" --seed "$S" --threads "$THREADS" \
-      --max_seconds "$GRPO_MAX_SECONDS" "${reward_args[@]}" >"$R/grpo.log" 2>&1 || rc=$?
+      --max_seconds "$max_seconds" "${reward_args[@]}" >"$R/grpo.log" 2>&1 || rc=$?
     grep -a "^{'loss'" "$R/grpo.log" | tail -1 || true
     grep -a "^GRPO reward reaching the trainer" "$R/grpo.log" || true
     if [[ $rc == 3 ]]; then
