@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,6 +143,24 @@ def batch_loss(model, rows: list[tuple[list[int], int]], pad: int, prefix: list[
     return F.cross_entropy(logits[:, :-1].flatten(0, 1).float(), labels[:, 1:].flatten(), ignore_index=-100)
 
 
+def draw_batches(data: list[tuple[list[int], int]], alts: list[list[tuple[list[int], int]]], cfg: SFTConfig,
+                 rng: random.Random) -> Iterator[list[tuple[list[int], int]]]:
+    """Endless batches of cfg.batch_size rows from shuffled passes over `data`, each row replaced by one of
+    its `alts` with probability cfg.noise; cfg.group_batches batches are drawn at a time, sorted by length and
+    cut, so that each pads to about its own rows' length, and given in random order."""
+    order: list[int] = []
+    k = cfg.batch_size * cfg.group_batches
+    while True:
+        while len(order) < k:
+            order += rng.sample(range(len(data)), len(data))
+        idx, order = order[:k], order[k:]
+        drawn = sorted((rng.choice(alts[i]) if alts[i] and rng.random() < cfg.noise else data[i] for i in idx),
+                       key=lambda r: len(r[0]))
+        group = [drawn[j:j + cfg.batch_size] for j in range(0, k, cfg.batch_size)]
+        rng.shuffle(group)
+        yield from group
+
+
 def train(model, tokenizer, examples: list[tuple[list | str, str]], cfg: SFTConfig,
           log: Callable[[dict], None] = lambda _: None, near_misses: list[list[str]] | None = None) -> list[dict]:
     """cfg.steps AdamW steps (linear warmup, cosine decay) on shuffled, length-grouped batches; returns the
@@ -173,22 +191,11 @@ def train(model, tokenizer, examples: list[tuple[list | str, str]], cfg: SFTConf
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else torch.autocast(
         "cpu", enabled=False)
     prefix = shared_prefix(data)
-    order: list[int] = []
-    pending: list[list[tuple[list[int], int]]] = []
+    batches = draw_batches(data, alts, cfg, rng)
     records, t0, running = [], time.monotonic(), 0.0
     model.train()
     for step in range(cfg.steps):
-        if not pending:
-            # group_batches batches drawn at once and cut by length, so that each pads to about its own length
-            k = cfg.batch_size * cfg.group_batches
-            while len(order) < k:
-                order += rng.sample(range(len(data)), len(data))
-            idx, order = order[:k], order[k:]
-            drawn = sorted((rng.choice(alts[i]) if alts[i] and rng.random() < cfg.noise else data[i] for i in idx),
-                           key=lambda r: len(r[0]))
-            pending = [drawn[j:j + cfg.batch_size] for j in range(0, k, cfg.batch_size)]
-            rng.shuffle(pending)
-        rows = pending.pop()
+        rows = next(batches)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
         with autocast:

@@ -71,12 +71,18 @@ def test_a_non_zero_reward_graded_in_the_sandbox_reaches_the_trainer(trl_dry_run
 
 @pytest.mark.slow
 def test_the_dry_run_fails_when_every_reward_reaching_the_trainer_is_0(trl_dry_run, tmp_path):
-    """A reward whose every weight is 0 gives each sample 0: the dry run then fails, saying so."""
+    """A reward whose every weight is 0 gives each sample 0: the dry run then fails, saying so. (The same rerun
+    has a SEED_SECONDS: GRPO gets what the cached stages' recorded times leave of it.)"""
     lc = tmp_path / "lc"
     shutil.copytree(trl_dry_run.out, lc)
     zero = "correctness_weight=0 format_weight=0 syntax_weight=0 length_weight=0"
     p = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                       env={**trl_dry_run.env, "OUT": str(lc), "GRPO_REWARD": zero})
+                       env={**trl_dry_run.env, "OUT": str(lc), "GRPO_REWARD": zero, "SEED_SECONDS": "290"})
+    shared, seed = ([json.loads(ln) for ln in (f / "timings.jsonl").read_text().splitlines()] for f in (lc, lc / "seed4"))
+    before = [r["seconds"] for r in seed if r["stage"] == "eval_before"]
+    spent = round(sum(r["seconds"] for r in shared + seed if r["stage"] not in {"grpo", "eval_after"}) + before[0])
+    assert len(before) == 1 and {r["stage"] for r in seed} >= {"warm_start", "eval_before"}
+    assert f"seed 4: GRPO gets {290 - spent} s: SEED_SECONDS=290 less {spent} s for the other stages" in p.stdout
     assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
     assert "non-zero: NO" in p.stdout and "over 16 samples" in p.stdout
     assert "DRY_RUN=1: every reward reaching the trainer for seed 4 was 0" in p.stderr
