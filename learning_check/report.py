@@ -355,7 +355,8 @@ def markdown(runs: dict[str, dict], line: str, trainer: str = "openrlhf", shared
         rows += ["", "Warm start:", "", *(warm_start_line(n, ws) for n, ws in starts.items())]
     cut = {n: r["time_limit_lines"] for n, r in runs.items() if r.get("time_limit_lines")}
     if cut:
-        rows += ["", "GRPO's time limit (GRPO_MAX_SECONDS) re-planned or cut these runs:", "",
+        rows += ["", "GRPO's time limit (GRPO_MAX_SECONDS; by default what SEED_SECONDS leaves) re-planned or cut "
+                 "these runs:", "",
                  *(f"- {n}: " + "; ".join(lines) for n, lines in cut.items())]
     got = {n: r["grpo_reward"] for n, r in runs.items() if r.get("grpo_reward")}
     if got:

@@ -116,6 +116,7 @@ def reward_yaml(workers: int, overrides: list[str]) -> str:
 
 
 MIN_STEPS_TIMED = 5  # steps timed before the mean step time re-plans the schedule
+GROW_STEPS = 3  # the least a re-plan moves the schedule's end later by
 
 
 def time_limit(max_seconds: float, clock=time.monotonic):
@@ -123,8 +124,9 @@ def time_limit(max_seconds: float, clock=time.monotonic):
 
     Once the mean step time shows that fewer steps than planned fit, the schedule's horizon shrinks to the
     steps that do (a cosine still anneals to 0 instead of being cut near its peak), training stops there, and
-    in any case after the first step that ends past max_seconds. A run whose steps all fit is untouched, so
-    its numbers do not depend on the load.
+    in any case after the first step that ends past max_seconds; where the pace picks up later, the horizon
+    moves back out (never past the planned steps). A run whose steps all fit is untouched, so its numbers do
+    not depend on the load.
     """
     from transformers import TrainerCallback, get_scheduler
 
@@ -135,9 +137,11 @@ def time_limit(max_seconds: float, clock=time.monotonic):
 
         def on_step_end(self, args, state, control, lr_scheduler=None, **kwargs):
             elapsed, step = clock() - self.t0, state.global_step
-            fit = step + int((max_seconds - elapsed) / (elapsed / step)) if step else self.horizon
+            fit = min(step + int((max_seconds - elapsed) / (elapsed / step)), state.max_steps) if step else self.horizon
+            # a pace that picked up gives back steps given up before (by GROW_STEPS at least, so as not to dither)
+            moved = fit < self.horizon or fit >= self.horizon + GROW_STEPS
             if lr_scheduler is not None and step >= max(MIN_STEPS_TIMED, args.get_warmup_steps(state.max_steps)) \
-                    and step < fit < self.horizon:
+                    and step < fit and moved:
                 self.horizon = fit
                 replan(lr_scheduler, args, state.max_steps, fit)
                 print(f"{TIME_LIMIT_PREFIX} {max_seconds:g} s fits {fit} of {state.max_steps} steps at "

@@ -123,8 +123,9 @@ def test_time_limit_stops_after_the_step_that_passes_it():
     assert not cb.on_step_end(None, last, TrainerControl()).should_training_stop
 
 
-def _train(tmp_path, step_seconds: float, max_seconds: float, steps: int = 40) -> list[float]:
-    """The lr of each step of a real cosine schedule (5 % warmup) under time_limit, steps timed by a fake clock."""
+def _train(tmp_path, step_seconds, max_seconds: float, steps: int = 40) -> list[float]:
+    """The lr of each step of a real cosine schedule (5 % warmup) under time_limit, steps timed by a fake clock
+    (step_seconds: seconds per step, or a function of the step's index)."""
     import torch
     from transformers import TrainerControl, TrainerState, TrainingArguments, get_scheduler
 
@@ -141,7 +142,7 @@ def _train(tmp_path, step_seconds: float, max_seconds: float, steps: int = 40) -
         lrs.append(opt.param_groups[0]["lr"])
         opt.step()
         sched.step()
-        now[0] += step_seconds
+        now[0] += step_seconds(state.global_step) if callable(step_seconds) else step_seconds
         state.global_step += 1
         cb.on_step_end(args, state, control, lr_scheduler=sched)
     return lrs
@@ -155,3 +156,10 @@ def test_time_limit_ends_the_lr_schedule_at_the_last_step_that_fits(tmp_path):
     assert slow[:5] == fits[:5]  # re-planned only after the steps timed
     assert slow[-1] < 0.01 * max(slow) < fits[19]  # the cosine annealed by the 20th step instead of being cut mid-way
     assert all(a >= b for a, b in itertools.pairwise(slow[5:]))  # and the lr never rose again
+
+
+def test_time_limit_gives_back_steps_when_the_pace_picks_up(tmp_path):
+    """10 slow steps (5 s) re-plan the schedule to 20 steps; at 1 s a step after them, all 40 fit in 100 s."""
+    lrs = _train(tmp_path, step_seconds=lambda i: 5.0 if i < 10 else 1.0, max_seconds=100)
+    assert len(lrs) == 40 and 10 * 5.0 + 30 * 1.0 <= 100
+    assert lrs[-1] < 0.1 * max(lrs)  # and the schedule annealed by its end
