@@ -41,8 +41,8 @@
 #                              e.g. "format_weight=0 syntax_weight=0 length_weight=0"
 #   SEED_SECONDS [1800|0]      wall-clock budget of a seed, end to end (0 = none): GRPO gets what the shared
 #                              stages, the warm start and the before-evaluation left of it (their recorded times,
-#                              cached or not), less as long again as the before-evaluation for the after one, as
-#                              GRPO_MAX_SECONDS (at most 90 % of TIME_BUDGET)
+#                              cached or not), less as long again as the before-evaluation for the after one and
+#                              60 s, as GRPO_MAX_SECONDS (at most 90 % of TIME_BUDGET)
 #   GRPO_MAX_SECONDS [from SEED_SECONDS|0]
 #                              fit GRPO into this many seconds (a seed took 22-36 min on 2 cores, by host): where
 #                              the steps timed show that fewer steps fit, the lr schedule ends at the last that
@@ -130,6 +130,7 @@ GRPO_LOSS_TYPE="${GRPO_LOSS_TYPE:-bnpo}"
 GRPO_REWARD="${GRPO_REWARD:-}"
 SEED_SECONDS="${SEED_SECONDS:-$(gdflt 1800 0 0)}"
 GRPO_MAX_SECONDS="${GRPO_MAX_SECONDS:-}"
+SEED_MARGIN=60
 THREADS="${THREADS:-$(dflt 2 2 1)}"
 GRPO_TRAIN_BATCH="${GRPO_TRAIN_BATCH:-128}"
 GRPO_MICRO_TRAIN_BATCH="${GRPO_MICRO_TRAIN_BATCH:-64}"
@@ -300,10 +301,11 @@ print(round(sum(r["seconds"] for r in shared + seed if r["stage"] in
                 {"task", "preprocess", "preprocess_trl", "preprocess_heldout", "warm_start", "eval_before"}) + before))
 PY
 )
-    max_seconds=$(( SEED_SECONDS - spent ))
+    # GRPO's own load and save fall outside its time limit, and an after-evaluation may take longer than the before one
+    max_seconds=$(( SEED_SECONDS - spent - SEED_MARGIN ))
     (( max_seconds > TIME_BUDGET * 9 / 10 )) && max_seconds=$(( TIME_BUDGET * 9 / 10 ))
     (( max_seconds < 1 )) && max_seconds=1
-    stage "seed $S: GRPO gets $max_seconds s: SEED_SECONDS=$SEED_SECONDS less $spent s for the other stages"
+    stage "seed $S: GRPO gets $max_seconds s: SEED_SECONDS=$SEED_SECONDS less $spent s for the other stages and $SEED_MARGIN s"
   fi
   if [[ $TRAINER == trl ]]; then
     rc=0
