@@ -146,10 +146,11 @@ def batch_loss(model, rows: list[tuple[list[int], int]], pad: int, prefix: list[
 def draw_batches(data: list[tuple[list[int], int]], alts: list[list[tuple[list[int], int]]], cfg: SFTConfig,
                  rng: random.Random) -> Iterator[list[tuple[list[int], int]]]:
     """Endless batches of cfg.batch_size rows from shuffled passes over `data`, each row replaced by one of
-    its `alts` with probability cfg.noise; cfg.group_batches batches are drawn at a time, sorted by length and
-    cut, so that each pads to about its own rows' length, and given in random order."""
+    its `alts` with probability cfg.noise; cfg.group_batches batches (at most a pass) are drawn at a time,
+    sorted by length and cut, so that each pads to about its own rows' length, and given in random order."""
     order: list[int] = []
-    k = cfg.batch_size * cfg.group_batches
+    # a group within one pass over the data, or a small set's repeats would sort into batches of one row
+    k = cfg.batch_size * max(1, min(cfg.group_batches, len(data) // cfg.batch_size))
     while True:
         while len(order) < k:
             order += rng.sample(range(len(data)), len(data))

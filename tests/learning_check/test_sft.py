@@ -69,6 +69,11 @@ def test_draw_batches_groups_by_length_and_covers_every_row(tok):
         assert all(len(b) == 8 for b in drawn)
         pads[group] = sum(max(len(s) for s, _ in b) * len(b) - sum(len(s) for s, _ in b) for b in drawn)
     assert pads[4] < pads[1] / 2
+    # a group never spans more than one pass: 4 rows in batches of 2 are grouped 2 batches at a time, not 8
+    few = [([1, 2, 3] + [4] * n, 2) for n in range(4)]
+    two = list(itertools.islice(draw_batches(few, [[] for _ in few], SFTConfig(batch_size=2, group_batches=8),
+                                             random.Random(0)), 2))
+    assert sorted(map(id, (r for b in two for r in b))) == sorted(map(id, few))
 
 
 def test_train_on_grouped_prefix_batches_lowers_the_loss(tok):
