@@ -297,8 +297,8 @@ for S in $SEEDS; do
 import json, sys
 shared, seed = ([json.loads(line) for line in open(p) if line.strip()] for p in sys.argv[1:])
 before = sum(r["seconds"] for r in seed if r["stage"] == "eval_before")
-print(round(sum(r["seconds"] for r in shared + seed if r["stage"] in
-                {"task", "preprocess", "preprocess_trl", "preprocess_heldout", "warm_start", "eval_before"}) + before))
+print(round(sum(r["seconds"] for r in shared) + sum(r["seconds"] for r in seed if r["stage"] == "warm_start")
+            + 2 * before))
 PY
 )
     # GRPO's own load and save fall outside its time limit, and an after-evaluation may take longer than the before one

@@ -81,6 +81,7 @@ def test_the_dry_run_fails_when_every_reward_reaching_the_trainer_is_0(trl_dry_r
     shared, seed = ([json.loads(ln) for ln in (f / "timings.jsonl").read_text().splitlines()] for f in (lc, lc / "seed4"))
     before = [r["seconds"] for r in seed if r["stage"] == "eval_before"]
     spent = round(sum(r["seconds"] for r in shared + seed if r["stage"] not in {"grpo", "eval_after"}) + before[0])
+    assert {r["stage"] for r in shared} == {"task", "preprocess", "preprocess_trl", "preprocess_heldout"}
     assert len(before) == 1 and {r["stage"] for r in seed} >= {"warm_start", "eval_before"}
     assert f"seed 4: GRPO gets {290 - spent - 60} s: SEED_SECONDS=290 less {spent} s for the other stages and 60 s" \
         in p.stdout
