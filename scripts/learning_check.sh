@@ -294,8 +294,10 @@ for S in $SEEDS; do
   max_seconds=${GRPO_MAX_SECONDS:-0}
   if [[ -z $GRPO_MAX_SECONDS ]] && (( SEED_SECONDS > 0 )); then
     spent=$("$PYTHON" - "$OUT/timings.jsonl" "$T" <<'PY'
-import json, sys
-shared, seed = ([json.loads(line) for line in open(p) if line.strip()] for p in sys.argv[1:])
+import sys
+from pathlib import Path
+from coderl.learning_check.report import read_timings
+shared, seed = (read_timings(Path(p)) for p in sys.argv[1:])
 before = sum(r["seconds"] for r in seed if r["stage"] == "eval_before")
 print(round(sum(r["seconds"] for r in shared) + sum(r["seconds"] for r in seed if r["stage"] == "warm_start")
             + 2 * before))
