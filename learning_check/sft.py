@@ -21,6 +21,7 @@ from coderl.rewards.evaluation.generate import encode_prompts, render_prompts
 from coderl.rewards.prompt_index import load_problems
 
 from .near_miss import near_miss, normalized
+from .prefix import prefix_cache
 
 
 def response_for(code: str, answer_format: str | None) -> str:
@@ -122,22 +123,19 @@ def _batch(rows: list[tuple[list[int], int]], pad: int, device, skip: int = 0):
 def batch_loss(model, rows: list[tuple[list[int], int]], pad: int, prefix: list[int]):
     """Mean next-token loss over the rows' response tokens, `prefix` (every row's first tokens) run once.
 
-    The prefix's keys and values are computed for one row and broadcast to the batch, so its forward and
-    backward cost 1/len(rows) of running it per row; the loss and gradients are those of the full rows.
+    The prefix's keys and values are computed once and given to every row (prefix.prefix_cache), so its forward
+    and backward cost 1/len(rows) of running it per row; the loss and gradients are those of the full rows.
     """
     import torch
     import torch.nn.functional as F
-    from transformers import DynamicCache
 
     device = next(model.parameters()).device
     ids, mask, labels = _batch(rows, pad, device, skip=len(prefix))
     past = None
     if prefix:
-        cache = model.model(input_ids=torch.tensor([prefix], device=device), past_key_values=DynamicCache(),
-                            use_cache=True).past_key_values
         n = len(rows)
-        past = DynamicCache.from_legacy_cache(tuple(
-            (k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1)) for k, v in cache.to_legacy_cache()))
+        past = prefix_cache(model, torch.tensor([prefix], device=device), None,
+                            torch.zeros(n, dtype=torch.long, device=device))
         mask = torch.cat([torch.ones((n, len(prefix)), dtype=mask.dtype, device=device), mask], dim=1)
     logits = model(input_ids=ids, attention_mask=mask, past_key_values=past, use_cache=False).logits
     return F.cross_entropy(logits[:, :-1].flatten(0, 1).float(), labels[:, 1:].flatten(), ignore_index=-100)

@@ -36,6 +36,7 @@ from coderl.rewards.integrations.group_norm import DEFAULT_STD_THRESHOLD
 from coderl.rewards.integrations.trl import make_code_reward, with_component_logs
 
 from .model import save_model
+from .prefix import SharedPromptLogps
 from .report import REWARD_SUMMARY_FILE, TIME_LIMIT_PREFIX, reward_line, reward_summary
 
 ADVANTAGES = ("group_norm", "std", "mean")
@@ -69,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group_norm_std_threshold", type=float, default=DEFAULT_STD_THRESHOLD,
                    help="--advantage group_norm: groups whose reward std is below this are only centred.")
     p.add_argument("--temperature", type=float, default=1.0, help="Sampling temperature (no top-k, as evaluation).")
+    p.add_argument("--shared_prompt", type=int, default=1, choices=[0, 1],
+                   help="1: the log-prob forwards run each distinct prompt once for its group (prefix.py; the same "
+                        "log-probs and gradients); 0: TRL's own, every row in full.")
     p.add_argument("--max_grad_norm", type=float, default=1.0, help="Gradient clipping.")
     p.add_argument("--seed", type=int, default=0, help="Prompt order, sampling.")
     p.add_argument("--threads", type=int, default=2, help="torch threads (fixed, for reproducible numbers).")
@@ -198,9 +202,12 @@ def trainer_for(a: argparse.Namespace, out: Path):
     callbacks = [time_limit(a.max_seconds)] if a.max_seconds > 0 else None
     kw = dict(model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=tokenizer,
               callbacks=callbacks)
+    base = GroupNormGRPOTrainer if a.advantage == "group_norm" else GRPOTrainer
+    if a.shared_prompt:
+        base = type(f"SharedPrompt{base.__name__}", (SharedPromptLogps, base), {})
     if a.advantage == "group_norm":
-        return GroupNormGRPOTrainer(**kw, group_norm_std_threshold=a.group_norm_std_threshold)
-    return GRPOTrainer(**kw)
+        return base(**kw, group_norm_std_threshold=a.group_norm_std_threshold)
+    return base(**kw)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"TRL GRPO: {a.steps} steps, {a.prompts} prompts x {a.generations} completions per generation, "
           f"num_iterations {a.num_iterations}, lr {a.lr} ({a.lr_scheduler}), beta {a.beta}, advantage {a.advantage}"
           f"{f' (std threshold {a.group_norm_std_threshold:g})' if a.advantage == 'group_norm' else ''}, "
-          f"{a.threads} threads",
+          f"{a.threads} threads, {type(trainer).__name__}",
           flush=True)
     trainer.train()
     with open(out / "log_history.jsonl", "w") as fh:
