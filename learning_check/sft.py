@@ -18,10 +18,10 @@ from pathlib import Path
 
 from coderl.rewards.errors import DataError
 from coderl.rewards.evaluation.generate import encode_prompts, render_prompts
+from coderl.rewards.evaluation.prefill import prefix_cache
 from coderl.rewards.prompt_index import load_problems
 
 from .near_miss import near_miss, normalized
-from .prefix import prefix_cache
 
 
 def response_for(code: str, answer_format: str | None) -> str:
@@ -123,8 +123,9 @@ def _batch(rows: list[tuple[list[int], int]], pad: int, device, skip: int = 0):
 def batch_loss(model, rows: list[tuple[list[int], int]], pad: int, prefix: list[int]):
     """Mean next-token loss over the rows' response tokens, `prefix` (every row's first tokens) run once.
 
-    The prefix's keys and values are computed once and given to every row (prefix.prefix_cache), so its forward
-    and backward cost 1/len(rows) of running it per row; the loss and gradients are those of the full rows.
+    The prefix's keys and values are computed once and given to every row (evaluation.prefill.prefix_cache), so
+    its forward and backward cost 1/len(rows) of running it per row; the loss and gradients are those of the full
+    rows.
     """
     import torch
     import torch.nn.functional as F

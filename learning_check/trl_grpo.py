@@ -36,7 +36,7 @@ from coderl.rewards.integrations.group_norm import DEFAULT_STD_THRESHOLD
 from coderl.rewards.integrations.trl import make_code_reward, with_component_logs
 
 from .model import save_model
-from .prefix import SharedPromptLogps
+from .prefix import SharedPrompt
 from .report import REWARD_SUMMARY_FILE, TIME_LIMIT_PREFIX, reward_line, reward_summary
 
 ADVANTAGES = ("group_norm", "std", "mean")
@@ -204,7 +204,7 @@ def trainer_for(a: argparse.Namespace, out: Path):
               callbacks=callbacks)
     base = GroupNormGRPOTrainer if a.advantage == "group_norm" else GRPOTrainer
     if a.shared_prompt:
-        base = type(f"SharedPrompt{base.__name__}", (SharedPromptLogps, base), {})
+        base = type(f"SharedPrompt{base.__name__}", (SharedPrompt, base), {})
     if a.advantage == "group_norm":
         return base(**kw, group_norm_std_threshold=a.group_norm_std_threshold)
     return base(**kw)

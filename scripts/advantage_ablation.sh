@@ -15,6 +15,7 @@
 #   VARIANTS ["group_norm std mean"]  GRPO_ADVANTAGE values, or group_norm@T: the adaptive group norm with
 #                              GRPO_STD_THRESHOLD=T (group_norm alone: the learning check's 0.1), e.g.
 #                              VARIANTS="group_norm@0.05 group_norm@0.2" for the threshold beside group_norm
+#   GRPO_STEPS [130]           GRPO's steps per run, as the figures in docs/performance.md were measured
 #   GRPO_MAX_SECONDS [100000]  high: no run is re-planned or cut by the machine's load (every variant the same
 #                              steps; learning_check/ablation.py checks the logs say so)
 #   TIME_BUDGET [100000]       the learning check's kill limit for GRPO, as high
@@ -35,7 +36,7 @@ LOG_TAG=ablation
 OUT="${OUT:-runs/ablation}"
 SEEDS="${SEEDS:-1 2 3}"
 VARIANTS="${VARIANTS:-group_norm std mean}"
-export GRPO_MAX_SECONDS="${GRPO_MAX_SECONDS:-100000}" TIME_BUDGET="${TIME_BUDGET:-100000}" TRAINER=trl
+export GRPO_STEPS="${GRPO_STEPS:-130}" GRPO_MAX_SECONDS="${GRPO_MAX_SECONDS:-100000}" TIME_BUDGET="${TIME_BUDGET:-100000}" TRAINER=trl
 export PYTHON="${PYTHON:-python3}"
 PARALLEL="${PARALLEL:-0}"
 [[ -z ${GRPO_ADVANTAGE:-} && -z ${GRPO_SCALE_REWARDS:-} && -z ${GRPO_STD_THRESHOLD:-} ]] ||

@@ -27,7 +27,7 @@
 #   SFT_NOISE [0.6|0]          share of warm-start targets that are near misses of the reference
 #                              (learning_check/near_miss.py: an imperfect demonstrator, as a pretrained model is)
 #   EVAL_N [8]  EVAL_K [1,8]  EVAL_MAX_NEW_TOKENS [96|128]  EVAL_BATCH [256]  EVAL_TEMPERATURE [1.0]
-#   GRPO_STEPS [130|30]        optimizer steps (openrlhf: rollouts; MAX_SAMPLES = GRPO_STEPS x GRPO_PROMPTS)
+#   GRPO_STEPS [180|30]        optimizer steps (openrlhf: rollouts; MAX_SAMPLES = GRPO_STEPS x GRPO_PROMPTS)
 #   GRPO_PROMPTS [8|32]  GRPO_N_SAMPLES [8]   prompts per rollout, completions per prompt
 #   GRPO_GEN_LEN [96|128]  GRPO_PROMPT_LEN [320]  GRPO_LR [2e-4|5e-5]  GRPO_KL [0.01|0.001]
 #   GRPO_TEMPERATURE [1.0]
@@ -110,7 +110,7 @@ EVAL_K="${EVAL_K:-$(dflt 1,8 1,8 1,2)}"
 EVAL_MAX_NEW_TOKENS="${EVAL_MAX_NEW_TOKENS:-$(dflt 96 128 8)}"
 EVAL_BATCH="${EVAL_BATCH:-$(dflt 256 256 16)}"
 EVAL_TEMPERATURE="${EVAL_TEMPERATURE:-1.0}"
-GRPO_STEPS="${GRPO_STEPS:-$(gdflt 130 30 2)}"
+GRPO_STEPS="${GRPO_STEPS:-$(gdflt 180 30 2)}"
 GRPO_PROMPTS="${GRPO_PROMPTS:-$(gdflt 8 32 2)}"
 GRPO_N_SAMPLES="${GRPO_N_SAMPLES:-$(gdflt 8 8 4)}"
 GRPO_GEN_LEN="${GRPO_GEN_LEN:-$(gdflt 96 128 64)}"

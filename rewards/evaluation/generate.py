@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from . import prefill
+
 log = logging.getLogger("coderl.evaluate")
 
 BACKENDS = ("auto", "vllm", "hf")
@@ -115,7 +117,7 @@ def generate_hf(model, tokenizer, prompt_ids: Sequence[list[int]], cfg: Sampling
             mask = torch.tensor([[0] * (width - len(prompt_ids[i])) + [1] * len(prompt_ids[i]) for i in batch],
                                 device=device)
             with torch.no_grad():
-                seqs = model.generate(input_ids=ids, attention_mask=mask, generation_config=gen)
+                seqs = prefill.generate(model, ids, mask, generation_config=gen)  # n rows share a prompt
             for i, row in zip(batch, seqs[:, width:].tolist(), strict=True):
                 cut = next((j for j, t in enumerate(row) if t in eos), len(row))
                 out[i].append(tokenizer.decode(row[:cut], skip_special_tokens=False))

@@ -1,13 +1,16 @@
-"""GRPO's log-prob forwards with each distinct prompt run once must give TRL 0.17's log-probs and gradients."""
+"""GRPO with each distinct prompt run once must give TRL 0.17's log-probs, gradients and samples."""
 
 from __future__ import annotations
+
+import types
 
 import pytest
 import torch
 from trl import GRPOTrainer
 
-from coderl.learning_check.prefix import SharedPromptLogps, per_token_logps
+from coderl.learning_check.prefix import SharedPrompt, per_token_logps
 from coderl.learning_check.trl_grpo import build_parser
+from coderl.rewards.evaluation import prefill
 
 VOCAB, PROMPT, COMPLETION, GROUP = 300, 30, 20, 4
 
@@ -65,16 +68,36 @@ def test_logps_and_gradients_equal_trls(prompts, group):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
 
 
-def test_the_mixin_chunks_as_trl_does():
-    class Trainer(SharedPromptLogps, _Temperature):
-        pass
+class _Trainer(SharedPrompt, _Temperature):
+    """The mixin over the parts of TRL 0.17's GRPOTrainer it uses (the whole trainer: test_trl_grpo.py's dry run)."""
 
+    def __init__(self, model):
+        self.model, self.accelerator = model, types.SimpleNamespace(unwrap_model=lambda m: m)
+        super().__init__()
+
+
+def test_the_mixin_chunks_as_trl_does():
     model = _model()
     ids, mask, _ = _batch(3, 4, seed=2)
     with torch.no_grad():
         want = _trl(model, ids, mask)
-        got = Trainer()._get_per_token_logps(model, ids, mask, COMPLETION, batch_size=5)  # chunks split groups
+        got = _Trainer(model)._get_per_token_logps(model, ids, mask, COMPLETION, batch_size=5)  # chunks split groups
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_mixin_samples_as_trl_does():
+    from transformers import GenerationConfig
+
+    model = _model()
+    ids, mask, _ = _batch(3, 4, seed=3)
+    prompts, prompt_mask = ids[:, :PROMPT], mask[:, :PROMPT]
+    config = GenerationConfig(do_sample=True, max_new_tokens=8, pad_token_id=0, eos_token_id=1, top_k=0)
+    torch.manual_seed(4)
+    want = model.generate(prompts, attention_mask=prompt_mask, generation_config=config)
+    _Trainer(model)
+    assert model.generate.func is prefill.generate  # as TRL 0.17 calls it: prompt ids positional
+    torch.manual_seed(4)
+    assert torch.equal(model.generate(prompts, attention_mask=prompt_mask, generation_config=config), want)
 
 
 def test_on_by_default_and_off_by_flag():

@@ -9,6 +9,7 @@ import types
 
 import pytest
 
+from coderl.rewards.evaluation import prefill
 from coderl.rewards.evaluation.cli import main
 from coderl.rewards.evaluation.generate import (
     SamplingConfig,
@@ -44,7 +45,7 @@ def test_auto_backend_is_vllm_only_when_it_imports():
         choose_backend("tgi")
 
 
-def test_hf_prompts_are_what_openrlhf_builds(tmp_path, model_and_tokenizer, openrlhf_wheel):
+def test_hf_prompts_are_what_openrlhf_builds(tmp_path, model_and_tokenizer, openrlhf_wheel, monkeypatch):
     model, tok = model_and_tokenizer
     data = toy_data(tmp_path / "d.jsonl")
     rows = [json.loads(line) for line in data.read_text().splitlines()]
@@ -55,18 +56,15 @@ def test_hf_prompts_are_what_openrlhf_builds(tmp_path, model_and_tokenizer, open
                        for r in rows]
     assert prompts[0].startswith("<|im_start|>system\n") and prompts[0].endswith("<|im_start|>assistant\n")
     ids = encode_prompts(tok, prompts)
-    seen = []  # the unpadded input of every prefill forward pass = what the model was given
+    seen = []  # every generate call's rows, left padding removed (prefill.generate is generate: test_prefill.py)
 
-    def hook(_module, args, kwargs):
-        x, mask = kwargs["input_ids"], kwargs["attention_mask"]
-        if x.shape[1] > 1:
-            seen.extend(row[m.bool()].tolist() for row, m in zip(x, mask[:, -x.shape[1]:], strict=True))
+    def record(model, input_ids, attention_mask, **kwargs):
+        seen.extend(row[m.bool()].tolist() for row, m in zip(input_ids, attention_mask, strict=True))
+        return plain(model, input_ids, attention_mask, **kwargs)
 
-    handle = model.register_forward_pre_hook(hook, with_kwargs=True)
-    try:
-        out = generate_hf(model, tok, ids, SamplingConfig(n=2, max_new_tokens=6, batch_size=4))
-    finally:
-        handle.remove()
+    plain = prefill.generate
+    monkeypatch.setattr(prefill, "generate", record)
+    out = generate_hf(model, tok, ids, SamplingConfig(n=2, max_new_tokens=6, batch_size=4))
     assert seen == [ids[0], ids[0], ids[1], ids[1], ids[2], ids[2]]  # left padding removed, order kept
     assert [tok.decode(s) for s in seen[::2]] == prompts
     assert [len(o) for o in out] == [2, 2, 2] and all(isinstance(t, str) for o in out for t in o)
