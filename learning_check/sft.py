@@ -77,8 +77,9 @@ class SFTConfig:
     log_every: int = 50
     # share of drawn examples whose target is one of the row's near misses instead of its reference
     noise: float = 0.0
-    # batches drawn together and split by length (transformers' group_by_length, in spirit): less padding
-    group_batches: int = 8
+    # batches drawn together and split by length (transformers' group_by_length, in spirit): less padding, but
+    # batches of like problems; its warm starts were weaker (docs/learning_check.md), so 1: off
+    group_batches: int = 1
 
 
 def encode_examples(tokenizer, examples: list[tuple[list | str, str]], max_len: int) -> list[tuple[list[int], int]]:

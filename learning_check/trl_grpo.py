@@ -71,8 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--advantage group_norm: groups whose reward std is below this are only centred.")
     p.add_argument("--temperature", type=float, default=1.0, help="Sampling temperature (no top-k, as evaluation).")
     p.add_argument("--shared_prompt", type=int, default=1, choices=[0, 1],
-                   help="1: the log-prob forwards run each distinct prompt once for its group (prefix.py; the same "
-                        "log-probs and gradients); 0: TRL's own, every row in full.")
+                   help="1: generation and the log-prob forwards run each distinct prompt once for its group "
+                        "(prefix.py; the same samples, log-probs and gradients); 0: TRL's own, every row in full.")
     p.add_argument("--max_grad_norm", type=float, default=1.0, help="Gradient clipping.")
     p.add_argument("--seed", type=int, default=0, help="Prompt order, sampling.")
     p.add_argument("--threads", type=int, default=2, help="torch threads (fixed, for reproducible numbers).")

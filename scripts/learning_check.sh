@@ -23,7 +23,7 @@
 #   MODEL_SHAPE [small]        learning_check/model.py SHAPES: nano (tests), tiny (~0.9M), small (~3M), base (~11M)
 #   VOCAB_SIZE [1024]          BPE vocab fitted to the train text
 #   SFT_STEPS [400|300]  SFT_BATCH [32]  SFT_LR [3e-3]   the warm start (docs/learning_check.md)
-#   SFT_GROUP [8]              batches drawn together and split by length (less padding; 1 = off)
+#   SFT_GROUP [1]              batches drawn together and split by length (less padding, a weaker warm start)
 #   SFT_NOISE [0.6|0]          share of warm-start targets that are near misses of the reference
 #                              (learning_check/near_miss.py: an imperfect demonstrator, as a pretrained model is)
 #   EVAL_N [8]  EVAL_K [1,8]  EVAL_MAX_NEW_TOKENS [96|128]  EVAL_BATCH [256]  EVAL_TEMPERATURE [1.0]
@@ -104,7 +104,7 @@ SFT_STEPS="${SFT_STEPS:-$(dflt 400 300 80)}"
 SFT_BATCH="${SFT_BATCH:-$(dflt 32 32 4)}"
 SFT_LR="${SFT_LR:-$(dflt 3e-3 3e-3 3e-2)}"
 SFT_NOISE="${SFT_NOISE:-$(dflt 0.6 0 0.6)}"
-SFT_GROUP="${SFT_GROUP:-8}"
+SFT_GROUP="${SFT_GROUP:-1}"
 EVAL_N="${EVAL_N:-$(dflt 8 8 2)}"
 EVAL_K="${EVAL_K:-$(dflt 1,8 1,8 1,2)}"
 EVAL_MAX_NEW_TOKENS="${EVAL_MAX_NEW_TOKENS:-$(dflt 96 128 8)}"

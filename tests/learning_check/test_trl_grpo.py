@@ -131,10 +131,12 @@ def _train(tmp_path, step_seconds, max_seconds: float, steps: int = 40) -> list[
     """The lr of each step of a real cosine schedule (5 % warmup) under time_limit, steps timed by a fake clock
     (step_seconds: seconds per step, or a function of the step's index)."""
     import torch
-    from transformers import TrainerControl, TrainerState, TrainingArguments, get_scheduler
+    from transformers import TrainerControl, TrainerState, get_scheduler
+    from trl import GRPOConfig
 
-    args = TrainingArguments(output_dir=str(tmp_path), lr_scheduler_type="cosine", warmup_ratio=0.05,
-                             learning_rate=1e-3, max_steps=steps, report_to=[], use_cpu=True)
+    # the config trl_grpo.py gives the callback (importing TRL 0.17's adds a field plain TrainingArguments lack)
+    args = GRPOConfig(output_dir=str(tmp_path), lr_scheduler_type="cosine", warmup_ratio=0.05,
+                      learning_rate=1e-3, max_steps=steps, report_to=[], use_cpu=True)
     opt = torch.optim.AdamW([torch.zeros(2, requires_grad=True)], lr=1e-3)
     sched = get_scheduler("cosine", opt, num_warmup_steps=args.get_warmup_steps(steps), num_training_steps=steps)
     now = [0.0]
