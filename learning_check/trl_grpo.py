@@ -202,11 +202,11 @@ def trainer_for(a: argparse.Namespace, out: Path):
     callbacks = [time_limit(a.max_seconds)] if a.max_seconds > 0 else None
     kw = dict(model=model, reward_funcs=funcs, args=args, train_dataset=ds, processing_class=tokenizer,
               callbacks=callbacks)
-    base = GroupNormGRPOTrainer if a.advantage == "group_norm" else GRPOTrainer
+    base = GRPOTrainer
+    if a.advantage == "group_norm":
+        base, kw["group_norm_std_threshold"] = GroupNormGRPOTrainer, a.group_norm_std_threshold
     if a.shared_prompt:
         base = type(f"SharedPrompt{base.__name__}", (SharedPrompt, base), {})
-    if a.advantage == "group_norm":
-        return base(**kw, group_norm_std_threshold=a.group_norm_std_threshold)
     return base(**kw)
 
 

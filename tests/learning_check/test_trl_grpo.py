@@ -37,7 +37,7 @@ def test_trl_grpo_loop_runs_and_logs_coderl_components(trl_dry_run):
         assert "kl" in r and "completions/mean_length" in r
     tb = read_scalars(run / "grpo" / "tensorboard")
     assert {"train/reward", "train/kl", "train/rewards/coderl/all_passed/mean"} <= set(tb)
-    # each distinct prompt ran once in the log-prob forwards (learning_check/prefix.py, on by default)
+    # each distinct prompt ran once in generation and the log-prob forwards (learning_check/prefix.py, the default)
     assert ", SharedPromptGRPOTrainer\n" in (run / "grpo.log").read_text()
     assert (run / "grpo" / "model" / "config.json").is_file() and (run / "grpo" / "model" / "tokenizer.json").is_file()
     j = json.loads((lc / "report" / "report.json").read_text())
